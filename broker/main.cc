@@ -1,26 +1,87 @@
-// runnel: the broker (`runnel serve`) and its client subcommands.
+// runnel: the broker (`runnel serve`) and what the codec speaks (`runnel apis`).
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
+#include "broker/api_registry.h"
+#include "broker/broker.h"
+#include "broker/logging.h"
+#include "broker/server.h"
+#include "broker/uuid.h"
 #include "protocol/messages/all_apis.h"
+
+using namespace runnel::broker;
 
 namespace {
 
 int usage() {
   std::fprintf(stderr,
                "usage: runnel serve [server.properties] [--override key=value ...]\n"
-               "       runnel apis      list the Kafka APIs and versions the codec speaks\n");
+               "       runnel apis    the APIs and versions the broker serves and the codec speaks\n");
   return 2;
 }
 
 int list_apis() {
   runnel::protocol::for_each_api([](auto api) {
     using Api = decltype(api);
-    std::printf("%3d %-28s v%d-%d", Api::key, Api::name, Api::min_version, Api::max_version);
-    if (Api::flexible_from <= Api::max_version) std::printf("  flexible v%d+", Api::flexible_from);
-    std::printf("\n");
+    const ApiRoute* r = find_route(Api::key);
+    std::printf("%3d %-28s codec v%d-%d", Api::key, Api::name, Api::min_version, Api::max_version);
+    if (Api::flexible_from <= Api::max_version) std::printf(" (flexible v%d+)", Api::flexible_from);
+    if (r)
+      std::printf("  served v%d-%d\n", r->min_version, r->max_version);
+    else
+      std::printf("  not served\n");
   });
   return 0;
+}
+
+int serve(int argc, char** argv) {
+  std::map<std::string, std::string> props;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--override") {
+      if (i + 1 >= argc) return usage();
+      std::string kv = argv[++i];
+      auto eq = kv.find('=');
+      if (eq == std::string::npos) {
+        std::fprintf(stderr, "runnel: --override takes key=value, got '%s'\n", kv.c_str());
+        return 2;
+      }
+      props[kv.substr(0, eq)] = kv.substr(eq + 1);
+    } else if (i == 2) {
+      std::ifstream in(arg);
+      if (!in) {
+        std::fprintf(stderr, "runnel: cannot read %s\n", arg.c_str());
+        return 2;
+      }
+      std::stringstream ss;
+      ss << in.rdbuf();
+      auto file = BrokerConfig::parse_properties(ss.str());
+      for (auto& [k, v] : file) props.emplace(k, v);  // overrides win
+    } else {
+      return usage();
+    }
+  }
+  try {
+    BrokerConfig config = BrokerConfig::from(props);
+    for (const auto& k : config.unknown_keys())
+      RLOG_WARN("unknown configuration '%s' was supplied but is not used by Runnel", k.c_str());
+    asio::io_context io(1);
+    Broker broker(io, std::move(config), random_cluster_id());
+    Server server(io, broker);
+    server.bind();
+    RLOG_INFO("runnel node %d started (cluster id %s)", broker.node_id(), broker.cluster_id().c_str());
+    server.run([] {});
+    RLOG_INFO("runnel stopped cleanly");
+    return 0;
+  } catch (const ConfigError& e) {
+    RLOG_ERROR("%s", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    RLOG_ERROR("fatal: %s", e.what());
+    return 1;
+  }
 }
 
 }  // namespace
@@ -28,10 +89,6 @@ int list_apis() {
 int main(int argc, char** argv) {
   if (argc < 2) return usage();
   if (std::strcmp(argv[1], "apis") == 0) return list_apis();
-  if (std::strcmp(argv[1], "serve") == 0) {
-    std::fprintf(stderr, "runnel: the broker core is not built yet (issue 4); the codec speaks:\n");
-    list_apis();
-    return 1;
-  }
+  if (std::strcmp(argv[1], "serve") == 0) return serve(argc, argv);
   return usage();
 }

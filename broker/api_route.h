@@ -1,0 +1,29 @@
+// Builds an ApiRoute from a generated Api type and its handler.
+#pragma once
+
+#include "broker/api_registry.h"
+#include "protocol/header.h"
+
+namespace runnel::broker {
+
+template <typename Api, auto Handler>
+awaitable<bool> serve_api(RequestContext& ctx, protocol::Reader& body, protocol::Writer& out) {
+  const int16_t v = ctx.api_version();
+  typename Api::Request request;
+  request.decode(body, v);
+  if (!body.ok() || body.remaining() != 0) co_return false;
+  typename Api::Response response = co_await Handler(ctx, request);
+  if (!ctx.send_response) co_return true;
+  protocol::ResponseHeader header{ctx.header.correlation_id, {}};
+  header.encode(out, protocol::response_header_version(Api::key, Api::is_flexible(v)));
+  response.encode(out, v);
+  co_return true;
+}
+
+template <typename Api, auto Handler>
+constexpr ApiRoute route(int16_t min_version = Api::min_version, int16_t max_version = Api::max_version) {
+  static_assert(Api::min_version >= 0);
+  return ApiRoute{Api::key, Api::name, min_version, max_version, Api::flexible_from, &serve_api<Api, Handler>};
+}
+
+}  // namespace runnel::broker

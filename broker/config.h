@@ -1,0 +1,86 @@
+// The broker's configuration: Kafka's server.properties names and defaults.
+//
+// Every key Runnel reads is declared once in config.cc with its type, Kafka's
+// default and its valid range. A key Runnel does not know is reported at
+// startup (and ignored); a known key with an invalid value stops startup with
+// a message that names the key. Values are looked up by Kafka's name.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace runnel::broker {
+
+enum class ConfigType { boolean, int_, long_, double_, string, list, password };
+
+struct ConfigDef {
+  const char* name;
+  ConfigType type;
+  const char* default_value;  // nullptr: no default (Kafka's null)
+  int64_t min = INT64_MIN;    // for int_/long_
+  int64_t max = INT64_MAX;
+  std::vector<std::string> valid_values = {};  // for strings/lists, when restricted
+  bool topic_config_synonym = false;           // a log.* default of a topic config
+};
+
+// One listener: NAME://host:port (host empty means every interface).
+struct Listener {
+  std::string name;
+  std::string host;
+  uint16_t port = 0;
+};
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class BrokerConfig {
+ public:
+  // Reads a server.properties file (Java properties syntax: '#' and '!'
+  // comments, key=value or key: value, backslash continuations).
+  static std::map<std::string, std::string> parse_properties(const std::string& text);
+
+  // Builds the config from properties plus --override values; throws
+  // ConfigError naming the key when a value is invalid. Unknown keys are
+  // collected in unknown_keys().
+  static BrokerConfig from(std::map<std::string, std::string> props);
+
+  bool get_bool(const std::string& name) const;
+  int32_t get_int(const std::string& name) const;
+  int64_t get_long(const std::string& name) const;
+  double get_double(const std::string& name) const;
+  std::string get_string(const std::string& name) const;  // "" when null
+  std::optional<std::string> get_optional(const std::string& name) const;
+  std::vector<std::string> get_list(const std::string& name) const;
+  bool is_set(const std::string& name) const { return values_.count(name) > 0; }
+
+  const std::vector<std::string>& unknown_keys() const { return unknown_; }
+  static const std::vector<ConfigDef>& definitions();
+  static const ConfigDef* find_definition(const std::string& name);
+  // The value to show for a key: explicit, else the default (nullopt if null).
+  std::optional<std::string> value_or_default(const std::string& name) const;
+
+  // Derived settings, in Kafka's precedence order.
+  int32_t node_id() const;
+  std::vector<Listener> listeners() const;
+  std::vector<Listener> advertised_listeners() const;
+  std::vector<std::string> log_dirs() const;
+  int64_t log_retention_ms() const;  // log.retention.ms > .minutes > .hours
+  int64_t log_roll_ms() const;       // log.roll.ms > log.roll.hours
+
+  // Validates a value against a definition; returns an error text or "".
+  static std::string check_value(const ConfigDef& def, const std::string& value);
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::vector<std::string> unknown_;
+};
+
+std::vector<Listener> parse_listeners(const std::string& spec, const std::string& key);
+
+}  // namespace runnel::broker

@@ -1,0 +1,238 @@
+#include "broker/connection.h"
+
+#include <sys/sendfile.h>
+
+#include "broker/api_registry.h"
+#include "broker/broker.h"
+#include "broker/logging.h"
+#include "protocol/error_codes.h"
+#include "protocol/messages/18_api_versions.h"
+
+namespace runnel::broker {
+
+using namespace asio::experimental::awaitable_operators;
+namespace proto = runnel::protocol;
+
+namespace {
+
+// Responses queued behind the one being written; past this the request loop
+// waits, which stops reading from the socket (back-pressure on the client).
+constexpr size_t kResponseQueueDepth = 64;
+
+void put_size_prefix(proto::Bytes& bytes, size_t body_size) {
+  uint32_t n = static_cast<uint32_t>(body_size);
+  bytes[0] = static_cast<uint8_t>(n >> 24);
+  bytes[1] = static_cast<uint8_t>(n >> 16);
+  bytes[2] = static_cast<uint8_t>(n >> 8);
+  bytes[3] = static_cast<uint8_t>(n);
+}
+
+}  // namespace
+
+Connection::Connection(tcp::socket socket, Broker& broker, std::string listener_name)
+    : socket_(std::move(socket)),
+      broker_(broker),
+      listener_name_(std::move(listener_name)),
+      responses_(socket_.get_executor(), kResponseQueueDepth),
+      last_activity_(std::chrono::steady_clock::now()) {
+  error_code ec;
+  auto ep = socket_.remote_endpoint(ec);
+  peer_ = ec ? "unknown" : ep.address().to_string() + ":" + std::to_string(ep.port());
+  socket_.set_option(tcp::no_delay(true), ec);
+}
+
+void Connection::start() {
+  auto self = shared_from_this();
+  broker_.connection_opened(self);
+  asio::co_spawn(socket_.get_executor(),
+                 [self]() -> awaitable<void> {
+                   co_await ((self->request_loop() && self->response_loop()) || self->idle_watchdog());
+                 },
+                 [self](std::exception_ptr e) {
+                   if (e) {
+                     try {
+                       std::rethrow_exception(e);
+                     } catch (const std::exception& ex) {
+                       RLOG_WARN("connection %s: %s", self->peer_.c_str(), ex.what());
+                     }
+                   }
+                   self->close();
+                   self->broker_.connection_closed(self.get());
+                 });
+}
+
+void Connection::close() {
+  if (closed_) return;
+  closed_ = true;
+  error_code ec;
+  socket_.shutdown(tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+  responses_.close();
+}
+
+void Connection::stop_reading() {
+  stop_reading_ = true;
+  error_code ec;
+  socket_.shutdown(tcp::socket::shutdown_receive, ec);  // a pending read ends now
+}
+
+awaitable<void> Connection::request_loop() {
+  const int32_t max_request = broker_.config().get_int("socket.request.max.bytes");
+  for (;;) {
+    uint8_t size_buf[4];
+    auto [ec, n] = co_await asio::async_read(socket_, asio::buffer(size_buf), as_tuple_awaitable);
+    if (ec) break;
+    last_activity_ = std::chrono::steady_clock::now();
+    int32_t size = static_cast<int32_t>((uint32_t{size_buf[0]} << 24) | (uint32_t{size_buf[1]} << 16) |
+                                        (uint32_t{size_buf[2]} << 8) | size_buf[3]);
+    if (size < 0 || size > max_request) {
+      // Kafka's InvalidReceiveException: the frame is refused unread.
+      RLOG_WARN("closing connection from %s: request size %d is outside [0, socket.request.max.bytes=%d]",
+                peer_.c_str(), size, max_request);
+      break;
+    }
+    auto permit = co_await broker_.request_memory().acquire(static_cast<size_t>(size));
+    auto frame = std::make_shared<proto::Bytes>(static_cast<size_t>(size));
+    auto [ec2, n2] = co_await asio::async_read(socket_, asio::buffer(*frame), as_tuple_awaitable);
+    if (ec2) break;
+    last_activity_ = std::chrono::steady_clock::now();
+    if (!co_await serve(std::move(frame))) {
+      close();
+      co_return;
+    }
+    if (stop_reading_) break;
+  }
+  // No more requests: the response loop sends what is queued, then the end
+  // marker tells it to finish.
+  OutboundResponse end;
+  end.end_of_stream = true;
+  co_await responses_.async_send(error_code{}, std::move(end), as_tuple_awaitable);
+}
+
+awaitable<bool> Connection::serve(std::shared_ptr<proto::Bytes> frame) {
+  auto peek = proto::peek_header(*frame);
+  if (!peek) {
+    RLOG_WARN("closing connection from %s: request header truncated", peer_.c_str());
+    co_return false;
+  }
+  const ApiRoute* route = find_route(peek->api_key);
+  proto::Reader reader(frame->data(), frame->size(), frame);
+  proto::RequestHeader header;
+
+  if (peek->api_key == proto::kApiVersionsKey && route && !route->supports(peek->api_version)) {
+    // KIP-511: any ApiVersions version gets an answer; one we do not know
+    // is answered at v0 with our range so the client can retry.
+    header.decode(reader, peek->api_version >= route->flexible_from ? 2 : 1);
+    if (!reader.ok()) co_return false;
+    co_return co_await answer_unsupported_api_versions(header);
+  }
+  if (!route || !route->supports(peek->api_version)) {
+    RLOG_WARN("closing connection from %s: unsupported API key %d version %d", peer_.c_str(),
+              peek->api_key, peek->api_version);
+    co_return false;
+  }
+  header.decode(reader, proto::request_header_version(route->is_flexible(peek->api_version)));
+  if (!reader.ok()) {
+    RLOG_WARN("closing connection from %s: malformed request header", peer_.c_str());
+    co_return false;
+  }
+
+  RequestContext ctx{broker_, header, peer_.substr(0, peer_.rfind(':')), listener_name_};
+  OutboundResponse out;
+  out.bytes.resize(4);  // size prefix, filled in below
+  proto::Writer writer(out.bytes);
+  bool ok = co_await route->serve(ctx, reader, writer);
+  if (!ok) {
+    RLOG_WARN("closing connection from %s: malformed %s v%d request (%s)", peer_.c_str(), route->name,
+              peek->api_version, reader.error() ? reader.error() : "trailing bytes");
+    co_return false;
+  }
+  if (ctx.close_connection) co_return false;
+  if (!ctx.send_response) co_return true;
+  size_t body = out.bytes.size() - 4;
+  for (auto& s : writer.splices()) body += static_cast<size_t>(s.region.length);
+  put_size_prefix(out.bytes, body);
+  out.splices = writer.splices();
+  out.before_send = std::move(ctx.before_send);
+  out.keepalive = frame;
+  co_return co_await queue(std::move(out));
+}
+
+awaitable<bool> Connection::answer_unsupported_api_versions(const proto::RequestHeader& header) {
+  const ApiRoute* route = find_route(proto::kApiVersionsKey);
+  proto::ApiVersionsResponse resp;
+  resp.error_code = static_cast<int16_t>(proto::ErrorCode::unsupported_version);
+  resp.api_keys.push_back({route->key, route->min_version, route->max_version, {}});
+  OutboundResponse out;
+  out.bytes.resize(4);
+  proto::Writer w(out.bytes);
+  proto::ResponseHeader{header.correlation_id, {}}.encode(w, 0);
+  resp.encode(w, 0);
+  put_size_prefix(out.bytes, out.bytes.size() - 4);
+  co_return co_await queue(std::move(out));
+}
+
+awaitable<bool> Connection::queue(OutboundResponse response) {
+  ++in_flight_;
+  auto [ec] = co_await responses_.async_send(error_code{}, std::move(response), as_tuple_awaitable);
+  co_return !ec;
+}
+
+awaitable<void> Connection::response_loop() {
+  for (;;) {
+    auto [ec, response] = co_await responses_.async_receive(as_tuple_awaitable);
+    if (ec || response.end_of_stream) break;
+    if (response.before_send) co_await response.before_send();
+    try {
+      co_await write_response(response);
+    } catch (const boost::system::system_error&) {
+      break;  // the peer went away
+    }
+    --in_flight_;
+    last_activity_ = std::chrono::steady_clock::now();
+  }
+  close();
+}
+
+awaitable<void> Connection::write_response(OutboundResponse& r) {
+  size_t from = 0;
+  for (auto& splice : r.splices) {
+    if (splice.at > from)
+      co_await asio::async_write(socket_, asio::buffer(r.bytes.data() + from, splice.at - from), use_awaitable);
+    from = splice.at;
+    // sendfile(2) from the segment straight to the socket: no copy in user space.
+    off_t offset = splice.region.offset;
+    size_t left = static_cast<size_t>(splice.region.length);
+    while (left > 0) {
+      ssize_t sent = ::sendfile(socket_.native_handle(), splice.region.fd, &offset, left);
+      if (sent > 0) {
+        left -= static_cast<size_t>(sent);
+      } else if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
+        co_await socket_.async_wait(tcp::socket::wait_write, use_awaitable);
+      } else {
+        // The file shrank under us (retention or truncation raced the read):
+        // the frame can no longer be completed, so the connection must go.
+        throw boost::system::system_error(error_code(sent < 0 ? errno : EIO, boost::system::system_category()));
+      }
+    }
+  }
+  if (from < r.bytes.size())
+    co_await asio::async_write(socket_, asio::buffer(r.bytes.data() + from, r.bytes.size() - from), use_awaitable);
+}
+
+awaitable<void> Connection::idle_watchdog() {
+  const auto idle = std::chrono::milliseconds(broker_.config().get_long("connections.max.idle.ms"));
+  asio::steady_timer timer(socket_.get_executor());
+  for (;;) {
+    auto deadline = last_activity_ + idle;
+    timer.expires_at(deadline);
+    co_await timer.async_wait(as_tuple_awaitable);
+    if (closed_) co_return;
+    if (in_flight_ == 0 && std::chrono::steady_clock::now() >= last_activity_ + idle) {
+      RLOG_INFO("closing connection from %s: idle for connections.max.idle.ms", peer_.c_str());
+      co_return;
+    }
+  }
+}
+
+}  // namespace runnel::broker

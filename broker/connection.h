@@ -1,0 +1,63 @@
+// One client connection: reads size-prefixed request frames, serves them one
+// at a time in arrival order (as Kafka does, so a producer's pipelined
+// batches append in order), and sends the responses in the same order.
+//
+// Two coroutines share the socket: the request loop (read frame, decode,
+// handle, queue the encoded response) and the response loop (wait for the
+// response to be ready, e.g. an acks=all fsync, then write it, with sendfile
+// for file regions of Fetch responses). Handing responses to a second loop
+// lets the next request be read and served while an earlier one waits for
+// its fsync or is still being written.
+#pragma once
+
+#include <chrono>
+#include <memory>
+
+#include "broker/asio.h"
+#include "broker/request_context.h"
+#include "protocol/codec/writer.h"
+
+namespace runnel::broker {
+
+class Broker;
+class RequestMemory;
+
+struct OutboundResponse {
+  protocol::Bytes bytes;  // starts with the 4-byte size prefix
+  std::vector<protocol::Writer::Splice> splices;
+  std::function<awaitable<void>()> before_send;
+  std::shared_ptr<const void> keepalive;  // request frame and anything the response views
+  bool end_of_stream = false;             // no more responses follow
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(tcp::socket socket, Broker& broker, std::string listener_name);
+  void start();
+  void close();
+  // Graceful stop: read no more requests; queued responses still go out.
+  void stop_reading();
+
+ private:
+  awaitable<void> request_loop();
+  awaitable<void> response_loop();
+  awaitable<void> idle_watchdog();
+  // Serves one frame; false means close the connection.
+  awaitable<bool> serve(std::shared_ptr<protocol::Bytes> frame);
+  awaitable<bool> answer_unsupported_api_versions(const protocol::RequestHeader& header);
+  awaitable<bool> queue(OutboundResponse response);
+  awaitable<void> write_response(OutboundResponse& response);
+
+  tcp::socket socket_;
+  Broker& broker_;
+  std::string listener_name_;
+  std::string peer_;
+  using Channel = asio::experimental::channel<void(error_code, OutboundResponse)>;
+  Channel responses_;
+  std::chrono::steady_clock::time_point last_activity_;
+  int in_flight_ = 0;  // requests read whose responses have not been written
+  bool closed_ = false;
+  bool stop_reading_ = false;
+};
+
+}  // namespace runnel::broker

@@ -1,0 +1,34 @@
+// What a handler knows about the request it serves, besides the request.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "broker/asio.h"
+#include "protocol/header.h"
+
+namespace runnel::broker {
+
+class Broker;
+
+struct RequestContext {
+  Broker& broker;
+  const protocol::RequestHeader& header;
+  std::string client_host;    // the peer's address, for group members' client.host
+  std::string listener_name;  // the listener the request arrived on
+
+  // Handlers set these:
+  bool send_response = true;  // false: the client expects no response (Produce acks=0)
+  bool close_connection = false;  // Kafka's answer to an acks=0 produce error
+  // Awaited by the connection before the response is sent, after the
+  // handler returned (e.g. the fsync of an acks=all append), so the next
+  // request on the connection can start meanwhile. Responses still leave in
+  // request order.
+  std::function<awaitable<void>()> before_send;
+
+  int16_t api_version() const { return header.api_version; }
+  std::string client_id() const { return header.client_id.value_or(""); }
+};
+
+}  // namespace runnel::broker
