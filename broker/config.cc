@@ -79,6 +79,7 @@ const std::vector<ConfigDef> kDefs = {
     {"log.message.timestamp.before.max.ms", T::long_, "9223372036854775807", 0, INT64_MAX, {}, true},
     {"log.message.timestamp.after.max.ms", T::long_, "3600000", 0, INT64_MAX, {}, true},
     {"log.preallocate", T::boolean, "false", 0, 0, {}, true},
+    {"unclean.leader.election.enable", T::boolean, "false"},
     {"num.recovery.threads.per.data.dir", T::int_, "2", 1, kIntMax},
     // Groups and offsets.
     {"offsets.topic.num.partitions", T::int_, "50", 1, kIntMax},

@@ -8,6 +8,8 @@
 
 #include "protocol/header.h"
 #include "protocol/messages/all_apis.h"
+#include "protocol/records/batch_builder.h"
+#include "protocol/records/compression.h"
 
 using namespace runnel::protocol;
 
@@ -20,13 +22,12 @@ void write_file(const std::filesystem::path& p, const Bytes& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: seed_corpus REQUEST_DIR RESPONSE_DIR\n");
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: seed_corpus REQUEST_DIR RESPONSE_DIR RECORD_BATCH_DIR\n");
     return 2;
   }
-  std::filesystem::path req_dir = argv[1], resp_dir = argv[2];
-  std::filesystem::create_directories(req_dir);
-  std::filesystem::create_directories(resp_dir);
+  std::filesystem::path req_dir = argv[1], resp_dir = argv[2], batch_dir = argv[3];
+  for (auto& d : {req_dir, resp_dir, batch_dir}) std::filesystem::create_directories(d);
   Randomizer rnd(1);
   for_each_api([&](auto api) {
     using Api = decltype(api);
@@ -56,5 +57,25 @@ int main(int argc, char** argv) {
       }
     }
   });
+  // A small batch in every codec, with keys, values and headers.
+  using namespace runnel::protocol::records;
+  std::string key = "key", value = "value-value-value", hkey = "h";
+  std::vector<Record> records(3);
+  for (int i = 0; i < 3; ++i) {
+    records[i].offset_delta = i;
+    records[i].timestamp_delta = i * 10;
+    records[i].key = ByteView(reinterpret_cast<const uint8_t*>(key.data()), key.size());
+    records[i].value = ByteView(reinterpret_cast<const uint8_t*>(value.data()), value.size());
+    records[i].headers.push_back({hkey, records[i].value});
+  }
+  for (auto codec : {Compression::none, Compression::gzip, Compression::snappy, Compression::lz4, Compression::zstd}) {
+    BatchSpec spec;
+    spec.compression = codec;
+    spec.base_timestamp = 1700000000000;
+    spec.producer_id = 5;
+    spec.producer_epoch = 0;
+    spec.base_sequence = 0;
+    write_file(batch_dir / compression_name(codec), build_batch(spec, records));
+  }
   return 0;
 }

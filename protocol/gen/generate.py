@@ -524,13 +524,21 @@ class Emitter:
         out.append("}")
         out.append("")
 
+    def null_check(self, f, r):
+        """A statement failing the reader when null arrives in a version
+        where the field is not nullable, or "" if it is nullable in all."""
+        cond = f.nullable.condition(f.versions)
+        if not cond:
+            return ""
+        return f" if (!({cond})) {r}.fail(\"null in a field not nullable in this version\");"
+
     def decode_value(self, f, expr, flex, r):
         if f.type == "records":
             return [f"{expr} = get_records({r}, {flex});"]
         if f.is_array:
             lines = [f"int64_t n = get_count({r}, {flex});"]
             if f.nullable is not None:
-                lines.append(f"if (n < 0) {{ {expr} = std::nullopt; }} else {{")
+                lines.append(f"if (n < 0) {{ {expr} = std::nullopt;{self.null_check(f, r)} }} else {{")
                 target = f"{expr}.emplace()"
                 lines.append(f"  auto& vec = {target};")
             else:
@@ -547,16 +555,20 @@ class Emitter:
             lines.append("}")
             return ["{"] + ["  " + x for x in lines] + ["}"]
         if f.nullable is not None:
+            check = self.null_check(f, r)
             if f.is_struct:
                 return [
                     f"if ({r}.i8() < 0) {{",
-                    f"  {expr} = std::nullopt;",
+                    f"  {expr} = std::nullopt;{check}",
                     "} else {",
                     f"  {expr}.emplace().decode({r}, version);",
                     "}",
                 ]
             kind = "string" if f.type == "string" else "bytes"
-            return [f"{expr} = get_nullable_{kind}({r}, {flex});"]
+            lines = [f"{expr} = get_nullable_{kind}({r}, {flex});"]
+            if check:
+                lines.append(f"if (!{expr}){check}")
+            return lines
         return self.decode_scalar(f.type, f, expr, flex, r)
 
     def decode_scalar(self, t, f, target, flex, r, element=False):

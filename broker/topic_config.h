@@ -1,0 +1,65 @@
+// Topic configs: Kafka's names, types and defaults, each with the broker
+// config(s) that supply its default (its synonyms, in Kafka's precedence).
+// A topic's effective config is its own overrides over the broker's values.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/config.h"
+
+namespace runnel::broker {
+
+// DescribeConfigsResponse ConfigSource values.
+enum class ConfigSource : int8_t {
+  unknown = 0,
+  dynamic_topic_config = 1,
+  dynamic_broker_config = 2,
+  dynamic_default_broker_config = 3,
+  static_broker_config = 4,
+  default_config = 5,
+  dynamic_broker_logger_config = 6,
+};
+
+// DescribeConfigsResponse ConfigType values.
+enum class ConfigDataType : int8_t {
+  unknown = 0, boolean = 1, string = 2, int_ = 3, short_ = 4, long_ = 5, double_ = 6, list = 7, class_ = 8, password = 9,
+};
+
+struct TopicConfigDef {
+  ConfigDef def;                      // name, type, range; default used when no synonym applies
+  std::vector<std::string> synonyms;  // broker keys, highest precedence first
+};
+
+struct ConfigEntry {
+  std::string name;
+  std::optional<std::string> value;
+  ConfigSource source = ConfigSource::default_config;
+  bool read_only = false;
+  bool sensitive = false;
+  ConfigDataType type = ConfigDataType::string;
+  struct Synonym {
+    std::string name;
+    std::optional<std::string> value;
+    ConfigSource source;
+  };
+  std::vector<Synonym> synonyms;  // this entry's own source first, as Kafka lists them
+};
+
+using TopicOverrides = std::map<std::string, std::string>;
+
+const std::vector<TopicConfigDef>& topic_config_defs();
+const TopicConfigDef* find_topic_config(const std::string& name);
+ConfigDataType data_type(ConfigType t);
+
+// Checks one override; returns Kafka's INVALID_CONFIG message, or "".
+std::string validate_topic_config(const std::string& name, const std::optional<std::string>& value);
+
+// The effective value and source of every topic config.
+std::vector<ConfigEntry> describe_topic_configs(const BrokerConfig& broker, const TopicOverrides& overrides);
+// The effective value of one topic config (always set: defaults fill in).
+std::string topic_config_value(const BrokerConfig& broker, const TopicOverrides& overrides, const std::string& name);
+
+}  // namespace runnel::broker

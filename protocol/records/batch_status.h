@@ -1,0 +1,24 @@
+// Why a record batch was refused, as the Kafka error code a Produce response
+// carries plus a message for its error_message field and the logs.
+//
+// CORRUPT_MESSAGE: the bytes are damaged (framing, magic, CRC, compressed
+// payload). INVALID_RECORD: the batch is intact but breaks a rule (offsets,
+// counts, malformed records, control batches from clients).
+#pragma once
+
+#include <string>
+
+#include "protocol/error_codes.h"
+
+namespace runnel::protocol::records {
+
+struct BatchStatus {
+  ErrorCode code = ErrorCode::none;
+  std::string message;
+
+  bool ok() const { return code == ErrorCode::none; }
+  static BatchStatus corrupt(std::string why) { return {ErrorCode::corrupt_message, std::move(why)}; }
+  static BatchStatus invalid(std::string why) { return {ErrorCode::invalid_record, std::move(why)}; }
+};
+
+}  // namespace runnel::protocol::records

@@ -1,0 +1,137 @@
+#include "storage/io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+
+namespace runnel::storage {
+
+FileHandle& FileHandle::operator=(FileHandle&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(o.fd_, -1);
+  }
+  return *this;
+}
+
+FileHandle::~FileHandle() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<FileHandle> FileHandle::open(const fs::path& path, int flags, int mode) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return errno_code(errno);
+  return FileHandle(fd);
+}
+
+std::error_code pwrite_all(int fd, const void* data, size_t n, int64_t offset) {
+  auto* p = static_cast<const uint8_t*>(data);
+  while (n > 0) {
+    ssize_t w = ::pwrite(fd, p, n, offset);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return errno_code(errno);
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+    offset += w;
+  }
+  return {};
+}
+
+Result<size_t> pread_full(int fd, void* data, size_t n, int64_t offset) {
+  auto* p = static_cast<uint8_t*>(data);
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::pread(fd, p + done, n - done, offset + static_cast<int64_t>(done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return errno_code(errno);
+    }
+    if (r == 0) break;
+    done += static_cast<size_t>(r);
+  }
+  return done;
+}
+
+Result<int64_t> file_size(int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return errno_code(errno);
+  return static_cast<int64_t>(st.st_size);
+}
+
+std::error_code truncate_fd(int fd, int64_t size) {
+  while (::ftruncate(fd, size) != 0) {
+    if (errno != EINTR) return errno_code(errno);
+  }
+  return {};
+}
+
+std::error_code datasync_fd(int fd) {
+  while (::fdatasync(fd) != 0) {
+    if (errno != EINTR) return errno_code(errno);
+  }
+  return {};
+}
+
+std::error_code fsync_dir(const fs::path& dir) {
+  auto f = FileHandle::open(dir, O_RDONLY | O_DIRECTORY);
+  if (!f) return f.error();
+  while (::fsync(f->fd()) != 0) {
+    if (errno != EINTR) return errno_code(errno);
+  }
+  return {};
+}
+
+std::error_code write_file_atomically(const fs::path& path, std::string_view contents) {
+  fs::path tmp = path;
+  tmp += ".tmp";
+  {
+    auto f = FileHandle::open(tmp, O_WRONLY | O_CREAT | O_TRUNC);
+    if (!f) return f.error();
+    if (auto ec = pwrite_all(f->fd(), contents.data(), contents.size(), 0)) return ec;
+    while (::fsync(f->fd()) != 0) {
+      if (errno != EINTR) return errno_code(errno);
+    }
+  }
+  if (auto ec = rename_path(tmp, path)) return ec;
+  return fsync_dir(path.parent_path().empty() ? fs::path(".") : path.parent_path());
+}
+
+Result<std::string> read_whole_file(const fs::path& path) {
+  auto f = FileHandle::open(path, O_RDONLY);
+  if (!f) return f.error();
+  std::string out;
+  char buf[4096];
+  int64_t off = 0;
+  for (;;) {
+    auto n = pread_full(f->fd(), buf, sizeof buf, off);
+    if (!n) return n.error();
+    out.append(buf, *n);
+    off += static_cast<int64_t>(*n);
+    if (*n < sizeof buf) return out;
+  }
+}
+
+std::error_code rename_path(const fs::path& from, const fs::path& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) return errno_code(errno);
+  return {};
+}
+
+std::error_code remove_if_exists(const fs::path& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return errno_code(errno);
+  return {};
+}
+
+int64_t wall_clock_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace runnel::storage

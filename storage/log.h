@@ -1,0 +1,187 @@
+// A partition's log: the segments in <log dir>/<topic>-<partition>/, plus
+// the partition's offsets (log start offset, high watermark, log end offset,
+// recovery point) and its leader epoch cache. Kafka's UnifiedLog/LocalLog.
+//
+//   <partition dir>/<base offset>.log/.index/.timeindex   segments (segment.h)
+//                   leader-epoch-checkpoint              epoch -> first offset (checkpoint.h)
+//                   partition.metadata                   topic id (partition_metadata.h)
+//
+// Offsets: log start offset <= high watermark <= log end offset. The high
+// watermark equals the log end offset while there is one replica. The
+// recovery point is the offset below which everything is fsynced; on an
+// unclean open, segments from the one holding it are re-validated.
+//
+// Threads. Every method is safe to call from any thread: an internal mutex
+// serialises them. The broker calls append() from one strand per partition,
+// so that mutex is normally uncontended; retention, flush and checkpoint
+// passes come from the log manager's thread. sync() never holds the log's
+// mutex while it fsyncs, so appends continue during a sync, and any number
+// of threads may wait in sync() at once (group commit, group_commit.h).
+// Read results pin the segment file, so a segment deleted meanwhile stays
+// readable until the last FileRegion using it is dropped.
+//
+// Errors: expected outcomes (offset out of range, bad input, I/O errors) are
+// error values. After an I/O error on write or sync the log is failed: every
+// later append and sync returns the error (Kafka takes the log dir offline).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "protocol/codec/types.h"
+#include "storage/errors.h"
+#include "storage/group_commit.h"
+#include "storage/leader_epoch_cache.h"
+#include "storage/log_config.h"
+#include "storage/record_times.h"
+#include "storage/segment.h"
+
+namespace runnel::storage {
+
+using Clock = std::function<int64_t()>;  // milliseconds since the epoch
+
+struct LogOptions {
+  int64_t recovery_point = 0;    // from recovery-point-offset-checkpoint
+  int64_t log_start_offset = 0;  // from log-start-offset-checkpoint
+  bool clean_shutdown = false;   // the log dir had .kafka_cleanshutdown
+  Clock clock;                   // defaults to the wall clock
+  RecordTimesFn record_times;    // decodes compressed batches for ListOffsets
+  std::optional<protocol::Uuid> topic_id;  // checked against / written to partition.metadata
+};
+
+struct AppendInfo {
+  int64_t base_offset = 0;
+  int64_t last_offset = 0;
+  int64_t log_append_time_ms = kNoTimestamp;  // set only with message.timestamp.type=LogAppendTime
+  int64_t log_start_offset = 0;
+};
+
+struct LogReadInfo {
+  protocol::FileRegion records;  // whole batches; fd -1 and length 0 when there are none
+  int64_t high_watermark = 0;
+  int64_t log_start_offset = 0;
+  int64_t log_end_offset = 0;
+};
+
+class Log {
+ public:
+  // ListOffsets' special timestamps.
+  static constexpr int64_t kLatestTimestamp = -1;
+  static constexpr int64_t kEarliestTimestamp = -2;
+  static constexpr int64_t kMaxTimestamp = -3;
+  static constexpr int64_t kEarliestLocalTimestamp = -4;
+
+  // Loads (and if unclean, recovers) the log in `dir`, creating it if absent.
+  static Result<std::unique_ptr<Log>> open(const fs::path& dir, const LogConfig& config, LogOptions options);
+  ~Log();
+  Log(const Log&) = delete;
+  Log& operator=(const Log&) = delete;
+
+  // Appends validated RecordBatch v2 bytes (one or more whole batches) as
+  // leader in `leader_epoch` (-1: none). Rewrites each batch's baseOffset
+  // and partitionLeaderEpoch in place (and for LogAppendTime its timestamp
+  // and CRC), then writes the bytes as they are.
+  Result<AppendInfo> append(std::span<uint8_t> batches, int32_t leader_epoch);
+
+  // Whole batches from the one holding `offset`, up to `max_bytes` (at least
+  // the first batch if `min_one_batch`), all below `max_offset` (default:
+  // the high watermark). offset_out_of_range outside [log start, log end].
+  Result<LogReadInfo> read(int64_t offset, int64_t max_bytes, std::optional<int64_t> max_offset = std::nullopt,
+                           bool min_one_batch = true);
+
+  // ListOffsets: the first record with timestamp >= `timestamp`, or one of
+  // the special timestamps above. nullopt when no record qualifies.
+  Result<std::optional<TimestampAndOffset>> offset_for_timestamp(int64_t timestamp);
+
+  // Makes everything appended so far durable (acks=all). Any thread.
+  std::error_code sync();
+  // The background flush: syncs if a segment was rolled since the last
+  // sync or flush.ms has passed. Any thread.
+  std::error_code flush_if_due(int64_t now_ms);
+
+  // Retention: deletes whole segments per retention.ms / retention.bytes
+  // (cleanup.policy=delete) and those below the log start offset; never the
+  // active segment. Also removes files whose file.delete.delay.ms passed.
+  // Returns the number of segments deleted.
+  Result<int> delete_old_segments();
+  // DeleteRecords: advances the log start offset to `offset` (-1: the high
+  // watermark) and deletes segments wholly below it. Returns the new log
+  // start offset; offset_out_of_range above the high watermark.
+  Result<int64_t> delete_records(int64_t offset);
+  // Removes every batch at or after the one holding `offset` (replication).
+  std::error_code truncate_to(int64_t offset);
+  // Empties the log and restarts it at `offset` (a follower too far behind).
+  std::error_code truncate_fully_and_start_at(int64_t offset);
+  std::error_code roll();
+  // Records that `epoch` starts at `start_offset` (a new leader's first offset).
+  std::error_code assign_leader_epoch(int32_t epoch, int64_t start_offset);
+
+  // Syncs and closes every segment, trimming the active one's files.
+  std::error_code close();
+  void set_config(const LogConfig& config);
+
+  int64_t log_start_offset() const;
+  int64_t log_end_offset() const;
+  int64_t high_watermark() const;
+  int64_t recovery_point() const;  // everything below is fsynced
+  int64_t size_bytes() const;
+  size_t segment_count() const;
+  std::vector<int64_t> segment_base_offsets() const;
+  LogConfig config() const;
+  const fs::path& dir() const { return dir_; }
+  std::vector<EpochEntry> leader_epochs() const;
+  std::optional<int32_t> latest_epoch() const;
+  // OffsetsForLeaderEpoch: (epoch, end offset), (-1, -1) if unknown.
+  std::pair<int32_t, int64_t> end_offset_for_epoch(int32_t epoch) const;
+  uint64_t sync_count() const { return group_commit_->sync_count(); }
+
+  // Tests: drops every file handle without trimming or syncing, leaving the
+  // files as a killed process would.
+  void abandon_for_testing();
+
+ private:
+  Log() = default;
+  std::error_code load(const LogOptions& options);
+  std::error_code recover_from(size_t first, int64_t now);
+  std::error_code roll_locked(int64_t now);
+  std::error_code fail(std::error_code ec);
+  int64_t now() const { return clock_(); }
+  Segment& active() { return *segments_.back(); }
+  // Index of the segment whose range holds `offset` (the last with base <= offset).
+  size_t floor_segment(int64_t offset) const;
+  void maybe_increment_log_start_offset(int64_t offset);
+  using DeletePredicate = std::function<bool(Segment&, Segment*)>;
+  Result<int> delete_segments_while(const DeletePredicate& predicate);
+  std::error_code remove_segments(size_t first, size_t count, bool delay);
+  void delete_expired_files(int64_t now);
+
+  fs::path dir_;
+  mutable std::mutex mu_;
+  LogConfig config_;
+  Clock clock_;
+  RecordTimesFn record_times_;
+  std::vector<std::unique_ptr<Segment>> segments_;
+  LeaderEpochCache epochs_;
+  int64_t log_start_offset_ = 0;
+  int64_t log_end_offset_ = 0;
+  int64_t high_watermark_ = 0;
+  std::unique_ptr<GroupCommit> group_commit_;
+  std::atomic<bool> roll_needs_flush_{false};
+  std::atomic<int64_t> last_flush_ms_{0};
+  std::error_code failure_;
+  bool closed_ = false;
+  struct PendingDelete {
+    std::vector<fs::path> files;
+    int64_t due_ms;
+  };
+  std::vector<PendingDelete> pending_deletes_;
+};
+
+}  // namespace runnel::storage

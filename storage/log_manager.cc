@@ -1,0 +1,269 @@
+#include "storage/log_manager.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "storage/io.h"
+#include "storage/uuid_text.h"
+
+namespace runnel::storage {
+
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Kafka's name for a deleted partition's directory, capped at 255 bytes.
+std::string delete_dir_name(const TopicPartition& tp) {
+  protocol::Uuid id = random_uuid();
+  char hex[33];
+  for (size_t i = 0; i < 16; ++i) std::snprintf(hex + 2 * i, 3, "%02x", id.bytes[i]);
+  std::string suffix = "-" + std::to_string(tp.partition) + "." + hex + "-delete";
+  return tp.topic.substr(0, std::min(tp.topic.size(), 255 - suffix.size())) + suffix;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LogManager>> LogManager::open(LogManagerOptions options) {
+  std::unique_ptr<LogManager> m(new LogManager());
+  m->options_ = std::move(options);
+  m->clock_ = m->options_.clock ? m->options_.clock : Clock(wall_clock_ms);
+  m->clean_.assign(m->options_.log_dirs.size(), false);
+  for (size_t i = 0; i < m->options_.log_dirs.size(); ++i)
+    if (auto ec = m->open_dir(i)) return ec;
+  int64_t t = m->now();
+  m->next_retention_ms_ = t + m->options_.retention_check_interval_ms;
+  m->next_flush_ms_ = t + m->options_.flush_check_interval_ms;
+  m->next_checkpoint_ms_ = t + m->options_.checkpoint_interval_ms;
+  return m;
+}
+
+std::error_code LogManager::open_dir(size_t index) {
+  const fs::path& dir = options_.log_dirs[index];
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return ec;
+
+  auto meta = read_meta_properties(dir);
+  if (meta) {
+    if ((options_.cluster_id && meta->cluster_id != *options_.cluster_id) ||
+        (options_.node_id >= 0 && meta->node_id != options_.node_id))
+      return StorageErrc::inconsistent_cluster_id;
+  } else if (meta.error() == StorageErrc::not_found) {
+    if (options_.cluster_id) {
+      MetaProperties m{1, *options_.cluster_id, options_.node_id, random_uuid()};
+      if (auto wec = write_meta_properties(dir, m)) return wec;
+    }
+  } else {
+    return meta.error();
+  }
+
+  bool clean = fs::exists(dir / kCleanShutdownFile, ec);
+  clean_[index] = clean;
+  // A damaged checkpoint only costs work: recovery from the start, or a log
+  // start offset at the first segment.
+  auto recovery_points = read_offset_checkpoint(dir / kRecoveryPointCheckpointFile);
+  auto start_offsets = read_offset_checkpoint(dir / kLogStartOffsetCheckpointFile);
+  OffsetCheckpoint rp = recovery_points ? *recovery_points : OffsetCheckpoint();
+  OffsetCheckpoint lso = start_offsets ? *start_offsets : OffsetCheckpoint();
+
+  int64_t t = now();
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_directory()) continue;
+    std::string name = entry.path().filename().string();
+    if (ends_with(name, "-delete")) {
+      removed_.push_back({entry.path(), t + options_.default_config.file_delete_delay_ms});
+      continue;
+    }
+    auto tp = TopicPartition::from_dir_name(name);
+    if (!tp) continue;  // "-future", "-stray" and foreign directories stay untouched
+    if (logs_.count(*tp)) return StorageErrc::already_exists;  // the same partition in two log dirs
+    LogOptions lo;
+    lo.clean_shutdown = clean;
+    lo.recovery_point = rp.count(*tp) ? rp[*tp] : 0;
+    lo.log_start_offset = lso.count(*tp) ? lso[*tp] : 0;
+    lo.clock = clock_;
+    lo.record_times = options_.record_times;
+    auto log = Log::open(entry.path(), options_.default_config, std::move(lo));
+    if (!log) return log.error();
+    logs_[*tp] = Entry{std::shared_ptr<Log>(std::move(*log)), index};
+  }
+  if (ec) return ec;
+  return remove_if_exists(dir / kCleanShutdownFile);
+}
+
+LogManager::~LogManager() { (void)close(); }
+
+Result<std::shared_ptr<Log>> LogManager::get_or_create(const TopicPartition& tp, const LogConfig& config,
+                                                       std::optional<protocol::Uuid> topic_id) {
+  std::lock_guard lock(mu_);
+  if (closed_) return StorageErrc::closed;
+  if (auto it = logs_.find(tp); it != logs_.end()) return it->second.log;
+  if (options_.log_dirs.empty()) return StorageErrc::not_found;
+  std::vector<size_t> counts(options_.log_dirs.size(), 0);
+  for (const auto& [_, e] : logs_) ++counts[e.dir_index];
+  size_t index = static_cast<size_t>(std::min_element(counts.begin(), counts.end()) - counts.begin());
+  LogOptions lo;
+  lo.clean_shutdown = true;  // a new directory has nothing to recover
+  lo.clock = clock_;
+  lo.record_times = options_.record_times;
+  lo.topic_id = topic_id;
+  fs::path dir = options_.log_dirs[index] / tp.dir_name();
+  auto log = Log::open(dir, config, std::move(lo));
+  if (!log) return log.error();
+  if (auto ec = fsync_dir(options_.log_dirs[index])) return ec;
+  std::shared_ptr<Log> shared(std::move(*log));
+  logs_[tp] = Entry{shared, index};
+  return shared;
+}
+
+std::shared_ptr<Log> LogManager::get(const TopicPartition& tp) const {
+  std::lock_guard lock(mu_);
+  auto it = logs_.find(tp);
+  return it == logs_.end() ? nullptr : it->second.log;
+}
+
+std::vector<TopicPartition> LogManager::partitions() const {
+  std::lock_guard lock(mu_);
+  std::vector<TopicPartition> out;
+  for (const auto& [tp, _] : logs_) out.push_back(tp);
+  return out;
+}
+
+std::error_code LogManager::remove(const TopicPartition& tp) {
+  std::lock_guard lock(mu_);
+  auto it = logs_.find(tp);
+  if (it == logs_.end()) return StorageErrc::not_found;
+  Entry e = it->second;
+  logs_.erase(it);
+  (void)e.log->close();
+  const fs::path& parent = options_.log_dirs[e.dir_index];
+  fs::path to = parent / delete_dir_name(tp);
+  if (auto ec = rename_path(e.log->dir(), to)) return ec;
+  if (auto ec = fsync_dir(parent)) return ec;
+  removed_.push_back({to, now() + options_.default_config.file_delete_delay_ms});
+  return checkpoint_dir(e.dir_index, logs_);
+}
+
+Result<int> LogManager::run_retention() {
+  std::vector<std::shared_ptr<Log>> logs;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [_, e] : logs_) logs.push_back(e.log);
+  }
+  int deleted = 0;
+  std::error_code first;
+  for (const auto& log : logs) {
+    auto n = log->delete_old_segments();
+    if (n) deleted += *n;
+    else if (n.error() != StorageErrc::closed && !first) first = n.error();
+  }
+  if (first) return first;
+  return deleted;
+}
+
+std::error_code LogManager::flush_dirty_logs(int64_t now_ms) {
+  std::vector<std::shared_ptr<Log>> logs;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [_, e] : logs_) logs.push_back(e.log);
+  }
+  std::error_code first;
+  for (const auto& log : logs)
+    if (auto ec = log->flush_if_due(now_ms); ec && !first) first = ec;
+  return first;
+}
+
+std::error_code LogManager::checkpoint_dir(size_t index, const std::map<TopicPartition, Entry>& logs) {
+  OffsetCheckpoint rp, lso;
+  for (const auto& [tp, e] : logs) {
+    if (e.dir_index != index) continue;
+    rp[tp] = e.log->recovery_point();
+    auto bases = e.log->segment_base_offsets();
+    int64_t start = e.log->log_start_offset();
+    if (!bases.empty() && start > bases.front()) lso[tp] = start;
+  }
+  const fs::path& dir = options_.log_dirs[index];
+  if (auto ec = write_offset_checkpoint(dir / kRecoveryPointCheckpointFile, rp)) return ec;
+  return write_offset_checkpoint(dir / kLogStartOffsetCheckpointFile, lso);
+}
+
+std::error_code LogManager::checkpoint() {
+  std::lock_guard lock(mu_);
+  std::error_code first;
+  for (size_t i = 0; i < options_.log_dirs.size(); ++i)
+    if (auto ec = checkpoint_dir(i, logs_); ec && !first) first = ec;
+  return first;
+}
+
+std::error_code LogManager::delete_removed_dirs(int64_t now_ms) {
+  std::vector<fs::path> due;
+  {
+    std::lock_guard lock(mu_);
+    auto it = std::partition(removed_.begin(), removed_.end(), [now_ms](const RemovedDir& d) { return d.due_ms > now_ms; });
+    for (auto d = it; d != removed_.end(); ++d) due.push_back(d->path);
+    removed_.erase(it, removed_.end());
+  }
+  std::error_code first;
+  for (const auto& p : due) {
+    std::error_code ec;
+    fs::remove_all(p, ec);
+    if (ec && !first) first = ec;
+  }
+  return first;
+}
+
+std::error_code LogManager::tick(int64_t now_ms) {
+  std::error_code first;
+  auto keep = [&](std::error_code ec) {
+    if (ec && !first) first = ec;
+  };
+  bool retention, flush, checkpoints;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return {};
+    retention = now_ms >= next_retention_ms_;
+    flush = now_ms >= next_flush_ms_;
+    checkpoints = now_ms >= next_checkpoint_ms_;
+    if (retention) next_retention_ms_ = now_ms + options_.retention_check_interval_ms;
+    if (flush) next_flush_ms_ = now_ms + options_.flush_check_interval_ms;
+    if (checkpoints) next_checkpoint_ms_ = now_ms + options_.checkpoint_interval_ms;
+  }
+  if (retention) {
+    auto n = run_retention();
+    if (!n) keep(n.error());
+  }
+  if (flush) keep(flush_dirty_logs(now_ms));
+  if (checkpoints) keep(checkpoint());
+  keep(delete_removed_dirs(now_ms));
+  return first;
+}
+
+std::error_code LogManager::close() {
+  std::lock_guard lock(mu_);
+  if (closed_) return {};
+  closed_ = true;
+  std::error_code first;
+  auto keep = [&](std::error_code ec) {
+    if (ec && !first) first = ec;
+  };
+  std::vector<bool> dir_ok(options_.log_dirs.size(), true);
+  for (auto& [_, e] : logs_) {
+    if (auto ec = e.log->close()) {
+      keep(ec);
+      dir_ok[e.dir_index] = false;
+    }
+  }
+  for (size_t i = 0; i < options_.log_dirs.size(); ++i) {
+    auto ec = checkpoint_dir(i, logs_);
+    keep(ec);
+    // Only a dir whose logs all closed cleanly may skip recovery next time.
+    if (ec || !dir_ok[i]) continue;
+    std::string marker = "{\"broker_epoch\":\"" + std::to_string(options_.broker_epoch) + "\",\"version\":\"0\"}";
+    keep(write_file_atomically(options_.log_dirs[i] / kCleanShutdownFile, marker));
+  }
+  return first;
+}
+
+}  // namespace runnel::storage

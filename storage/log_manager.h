@@ -1,0 +1,118 @@
+// The broker's log directories and every partition log in them (Kafka's
+// LogManager).
+//
+//   <log dir>/meta.properties                     cluster.id, node.id, directory.id (meta_properties.h)
+//            /recovery-point-offset-checkpoint    per partition: offset below which all is fsynced
+//            /log-start-offset-checkpoint         per partition whose log start offset is past its
+//                                                 first segment (checkpoint.h)
+//            /.kafka_cleanshutdown                {"broker_epoch":"<n>","version":"0"}, written
+//                                                 by close(), removed by open()
+//            /<topic>-<partition>/                one Log (log.h)
+//            /<topic>-<partition>.<32 hex>-delete/  a removed partition, deleted after
+//                                                 file.delete.delay.ms
+//
+// open() loads every partition directory, recovering the logs of a log dir
+// that has no clean-shutdown marker. The periodic work (retention every
+// log.retention.check.interval.ms, flush.ms flushes, checkpoints, removing
+// deleted directories) runs when the broker calls tick() from a timer.
+//
+// Thread-safe: every method may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "storage/checkpoint.h"
+#include "storage/log.h"
+#include "storage/meta_properties.h"
+#include "storage/topic_partition.h"
+
+namespace runnel::storage {
+
+inline constexpr const char* kCleanShutdownFile = ".kafka_cleanshutdown";
+
+struct LogManagerOptions {
+  std::vector<fs::path> log_dirs;               // log.dirs
+  LogConfig default_config;                     // the broker's log.* defaults
+  Clock clock;                                  // defaults to the wall clock
+  RecordTimesFn record_times;                   // passed to every Log
+  // meta.properties: written if missing when cluster_id is set; when
+  // present it must match (inconsistent_cluster_id otherwise).
+  std::optional<std::string> cluster_id;
+  int32_t node_id = -1;
+  int64_t broker_epoch = -1;                    // recorded in .kafka_cleanshutdown
+  int64_t retention_check_interval_ms = 300000; // log.retention.check.interval.ms
+  int64_t flush_check_interval_ms = 1000;       // how often flush.ms is looked at
+  int64_t checkpoint_interval_ms = 60000;       // log.flush.offset.checkpoint.interval.ms
+};
+
+class LogManager {
+ public:
+  static Result<std::unique_ptr<LogManager>> open(LogManagerOptions options);
+  ~LogManager();
+  LogManager(const LogManager&) = delete;
+  LogManager& operator=(const LogManager&) = delete;
+
+  // The log of `tp`, created (in the log dir holding the fewest partitions)
+  // with `config` if missing. An existing log keeps its config.
+  Result<std::shared_ptr<Log>> get_or_create(const TopicPartition& tp, const LogConfig& config,
+                                             std::optional<protocol::Uuid> topic_id = std::nullopt);
+  std::shared_ptr<Log> get(const TopicPartition& tp) const;
+  std::vector<TopicPartition> partitions() const;
+  // Closes the log and renames its directory "<topic>-<p>.<uuid>-delete";
+  // it is deleted file.delete.delay.ms later. not_found if unknown.
+  std::error_code remove(const TopicPartition& tp);
+
+  // One retention pass over every log; returns the segments deleted.
+  Result<int> run_retention();
+  // Syncs logs whose flush.ms passed or that rolled a segment.
+  std::error_code flush_dirty_logs(int64_t now_ms);
+  // Rewrites both offset checkpoints in every log dir.
+  std::error_code checkpoint();
+  // Deletes removed partition directories whose delay passed.
+  std::error_code delete_removed_dirs(int64_t now_ms);
+  // Whatever of the above is due at `now_ms`.
+  std::error_code tick(int64_t now_ms);
+
+  // Syncs and closes every log, writes the checkpoints and the
+  // clean-shutdown markers. Later calls do nothing.
+  std::error_code close();
+
+  const std::vector<fs::path>& log_dirs() const { return options_.log_dirs; }
+  // Whether the log dir at this index had a clean-shutdown marker at open.
+  bool was_clean_shutdown(size_t dir_index) const { return clean_[dir_index]; }
+
+ private:
+  struct Entry {
+    std::shared_ptr<Log> log;
+    size_t dir_index = 0;
+  };
+  struct RemovedDir {
+    fs::path path;
+    int64_t due_ms;
+  };
+
+  LogManager() = default;
+  std::error_code open_dir(size_t index);
+  std::error_code checkpoint_dir(size_t index, const std::map<TopicPartition, Entry>& logs);
+  int64_t now() const { return clock_(); }
+
+  LogManagerOptions options_;
+  Clock clock_;
+  mutable std::mutex mu_;
+  std::map<TopicPartition, Entry> logs_;
+  std::vector<bool> clean_;
+  std::vector<RemovedDir> removed_;
+  int64_t next_retention_ms_ = 0;
+  int64_t next_flush_ms_ = 0;
+  int64_t next_checkpoint_ms_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace runnel::storage

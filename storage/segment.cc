@@ -1,0 +1,472 @@
+#include "storage/segment.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <stdexcept>
+
+namespace runnel::storage {
+
+namespace records = protocol::records;
+
+namespace {
+
+int64_t roll_jitter(const LogConfig& c) {
+  if (c.segment_jitter_ms <= 0) return 0;
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  return static_cast<int64_t>(rng() % static_cast<uint64_t>(std::min(c.segment_jitter_ms, c.segment_ms)));
+}
+
+int32_t epoch_of(const BatchHeader& h) { return h.partition_leader_epoch >= 0 ? h.partition_leader_epoch : -1; }
+
+}  // namespace
+
+std::string Segment::file_stem(int64_t base_offset) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%020lld", static_cast<long long>(base_offset));
+  return buf;
+}
+fs::path Segment::log_path(const fs::path& dir, int64_t b) { return dir / (file_stem(b) + ".log"); }
+fs::path Segment::index_path(const fs::path& dir, int64_t b) { return dir / (file_stem(b) + ".index"); }
+fs::path Segment::time_index_path(const fs::path& dir, int64_t b) { return dir / (file_stem(b) + ".timeindex"); }
+
+Result<std::unique_ptr<Segment>> Segment::create(const fs::path& dir, int64_t base_offset, const LogConfig& config,
+                                                 int64_t now_ms) {
+  std::unique_ptr<Segment> s(new Segment());
+  s->dir_ = dir;
+  s->base_offset_ = base_offset;
+  s->config_ = config;
+  s->max_ts_ = {kNoTimestamp, base_offset};
+  for (const auto& p : {index_path(dir, base_offset), time_index_path(dir, base_offset)})
+    if (auto ec = remove_if_exists(p)) return ec;
+  auto f = FileHandle::open(log_path(dir, base_offset), O_RDWR | O_CREAT | O_TRUNC);
+  if (!f) return f.error();
+  if (config.preallocate) {
+    int err = ::posix_fallocate(f->fd(), 0, config.segment_bytes);
+    if (err != 0 && err != EOPNOTSUPP && err != EINVAL) return errno_code(err);
+  }
+  s->log_ = std::make_shared<FileHandle>(std::move(*f));
+  auto oi = OffsetIndex::open(index_path(dir, base_offset), base_offset, config.segment_index_bytes);
+  if (!oi) return oi.error();
+  s->offset_index_ = std::move(*oi);
+  auto ti = TimeIndex::open(time_index_path(dir, base_offset), base_offset, config.segment_index_bytes);
+  if (!ti) return ti.error();
+  s->time_index_ = std::move(*ti);
+  s->indexes_checked_ = true;
+  s->created_ms_ = now_ms;
+  s->roll_jitter_ms_ = roll_jitter(config);
+  return s;
+}
+
+Result<std::unique_ptr<Segment>> Segment::open_existing(const fs::path& dir, int64_t base_offset,
+                                                        const LogConfig& config, int64_t now_ms) {
+  std::unique_ptr<Segment> s(new Segment());
+  s->dir_ = dir;
+  s->base_offset_ = base_offset;
+  s->config_ = config;
+  s->max_ts_ = {kNoTimestamp, base_offset};
+  auto f = FileHandle::open(log_path(dir, base_offset), O_RDWR);
+  if (!f) return f.error();
+  auto size = file_size(f->fd());
+  if (!size) return size.error();
+  s->size_ = *size;
+  s->log_ = std::make_shared<FileHandle>(std::move(*f));
+  std::error_code ec;
+  bool missing = !fs::exists(index_path(dir, base_offset), ec) || !fs::exists(time_index_path(dir, base_offset), ec);
+  auto oi = OffsetIndex::open(index_path(dir, base_offset), base_offset, config.segment_index_bytes);
+  if (!oi) return oi.error();
+  s->offset_index_ = std::move(*oi);
+  auto ti = TimeIndex::open(time_index_path(dir, base_offset), base_offset, config.segment_index_bytes);
+  if (!ti) return ti.error();
+  s->time_index_ = std::move(*ti);
+  s->created_ms_ = now_ms;
+  s->roll_jitter_ms_ = roll_jitter(config);
+  if (missing) {
+    auto r = s->recover(/*truncate_log=*/false);
+    if (!r) return r.error();
+  }
+  return s;
+}
+
+void Segment::set_config(const LogConfig& config) { config_ = config; }
+
+std::error_code Segment::ensure_indexes() {
+  if (indexes_checked_) return {};
+  indexes_checked_ = true;
+  if (offset_index_.sane(size_, offset_limit_) && time_index_.sane(offset_limit_)) {
+    max_ts_ = time_index_.entries() > 0 ? time_index_.last_entry() : TimestampOffset{kNoTimestamp, base_offset_};
+    return {};
+  }
+  auto r = recover(/*truncate_log=*/false);
+  return r ? std::error_code() : r.error();
+}
+
+// --- append
+
+void Segment::load_rolling_timestamp() {
+  if (rolling_timestamp_ || size_ == 0) return;
+  auto h = read_header_at(log_->fd(), 0, size_);
+  if (h && h->problem == BatchProblem::none) rolling_timestamp_ = h->header.max_timestamp;
+}
+
+int64_t Segment::time_waited_for_roll(int64_t now_ms, int64_t message_timestamp) {
+  load_rolling_timestamp();
+  int64_t ts = rolling_timestamp_.value_or(kNoTimestamp);
+  if (ts >= 0) return message_timestamp - ts;
+  return now_ms - created_ms_;
+}
+
+bool Segment::should_roll(const RollParams& p) {
+  bool reached_roll_ms = time_waited_for_roll(p.now_ms, p.max_timestamp_in_messages) > p.max_segment_ms - roll_jitter_ms_;
+  return size_ > p.max_segment_bytes - p.messages_size || (size_ > 0 && reached_roll_ms) || offset_index_.is_full() ||
+         time_index_.is_full() || !offset_index_.can_append_offset(p.max_offset_in_messages);
+}
+
+std::error_code Segment::append(ByteView batches, int64_t last_offset, int64_t max_timestamp,
+                                int64_t offset_of_max_timestamp) {
+  if (batches.empty()) return {};
+  if (auto ec = ensure_indexes()) return ec;
+  if (!offset_index_.can_append_offset(last_offset))
+    throw std::logic_error("offset " + std::to_string(last_offset) + " does not fit segment " + file_stem(base_offset_));
+  int64_t position = size_;
+  if (auto ec = pwrite_all(log_->fd(), batches.data(), batches.size(), position)) {
+    // Drop whatever part of the write landed, so the file ends on a batch.
+    if (!config_.preallocate) (void)truncate_fd(log_->fd(), size_);
+    return ec;
+  }
+  if (position == 0) rolling_timestamp_ = max_timestamp;
+  size_ += static_cast<int64_t>(batches.size());
+  if (max_timestamp > max_ts_.timestamp) max_ts_ = {max_timestamp, offset_of_max_timestamp};
+  if (bytes_since_last_index_entry_ > config_.index_interval_bytes) {
+    offset_index_.append(last_offset, position);
+    if (auto ec = time_index_.maybe_append(max_ts_.timestamp, max_ts_.offset)) return ec;
+    bytes_since_last_index_entry_ = 0;
+  }
+  bytes_since_last_index_entry_ += static_cast<int64_t>(batches.size());
+  return {};
+}
+
+// --- read
+
+Result<std::optional<BatchLocation>> Segment::translate_once(int64_t offset, bool& suspect) {
+  OffsetPosition entry = offset_index_.lookup(offset);
+  bool from_index = entry.position > 0;
+  int64_t pos = entry.position;
+  int64_t prev_last = -1;
+  for (bool first = true;; first = false) {
+    auto h = read_header_at(log_->fd(), pos, size_);
+    if (!h) return h.error();
+    if (h->problem == BatchProblem::end) return std::optional<BatchLocation>();
+    if (h->problem != BatchProblem::none || (first && from_index && h->header.base_offset > entry.offset) ||
+        h->header.base_offset <= prev_last) {
+      suspect = true;
+      return std::optional<BatchLocation>();
+    }
+    if (h->header.last_offset() >= offset) return std::optional<BatchLocation>(BatchLocation{pos, h->header});
+    prev_last = h->header.last_offset();
+    pos += static_cast<int64_t>(h->header.total_size());
+  }
+}
+
+Result<std::optional<BatchLocation>> Segment::translate_offset(int64_t offset) {
+  if (auto ec = ensure_indexes()) return ec;
+  bool suspect = false;
+  auto r = translate_once(offset, suspect);
+  if (r && suspect && !indexes_rebuilt_) {
+    // The index led somewhere that is not a batch: rebuild it once.
+    indexes_rebuilt_ = true;
+    auto rec = recover(/*truncate_log=*/false);
+    if (!rec) return rec.error();
+    suspect = false;
+    r = translate_once(offset, suspect);
+  }
+  if (r && suspect) return StorageErrc::corrupt_record;
+  return r;
+}
+
+Result<std::optional<SegmentRead>> Segment::read(int64_t offset, int64_t max_bytes, int64_t max_offset,
+                                                 bool min_one_batch) {
+  auto loc = translate_offset(offset);
+  if (!loc) return loc.error();
+  if (!*loc) return std::optional<SegmentRead>();
+  const BatchHeader& first = (*loc)->header;
+  SegmentRead out{(*loc)->position, 0, first.base_offset};
+  int64_t first_size = static_cast<int64_t>(first.total_size());
+  if (first.last_offset() >= max_offset) return std::optional<SegmentRead>(out);
+  if (first_size > max_bytes && !min_one_batch) return std::optional<SegmentRead>(out);
+  int64_t limit = out.position + std::max(max_bytes, first_size);
+  int64_t end = out.position + first_size;
+  // Jump over whole index intervals, then walk batch headers to the limit.
+  if (auto jump = offset_index_.floor_by_position(limit, max_offset); jump && jump->position > end) {
+    auto h = read_header_at(log_->fd(), jump->position, size_);
+    if (!h) return h.error();
+    if (h->problem == BatchProblem::none && h->header.base_offset <= jump->offset &&
+        h->header.base_offset > first.last_offset())
+      end = jump->position;
+  }
+  for (;;) {
+    auto h = read_header_at(log_->fd(), end, size_);
+    if (!h) return h.error();
+    if (h->problem != BatchProblem::none) break;
+    int64_t next = end + static_cast<int64_t>(h->header.total_size());
+    if (next > limit || h->header.last_offset() >= max_offset) break;
+    end = next;
+  }
+  out.length = end - out.position;
+  return std::optional<SegmentRead>(out);
+}
+
+Result<std::vector<uint8_t>> Segment::read_batch_bytes(int64_t position, size_t size) {
+  std::vector<uint8_t> buf(size);
+  auto n = pread_full(log_->fd(), buf.data(), size, position);
+  if (!n) return n.error();
+  if (*n != size) return StorageErrc::corrupt_record;
+  return buf;
+}
+
+Result<std::optional<TimestampAndOffset>> Segment::search_records(const BatchHeader& h, int64_t position, int64_t ts,
+                                                                  int64_t starting_offset, const RecordTimesFn& fn,
+                                                                  bool exact_match) {
+  using Found = std::optional<TimestampAndOffset>;
+  auto matches = [&](int64_t t) { return exact_match ? t == ts : t >= ts; };
+  TimestampAndOffset batch_level{h.max_timestamp, std::max(h.base_offset, starting_offset), epoch_of(h)};
+  if (h.log_append_time()) return matches(h.max_timestamp) ? Found(batch_level) : Found();
+  auto bytes = read_batch_bytes(position, h.total_size());
+  if (!bytes) return bytes.error();
+  ByteView view(bytes->data(), bytes->size());
+  std::optional<std::vector<RecordTime>> times;
+  if (fn) times = fn(view);
+  if (!times) times = uncompressed_record_times(view);
+  // Without a decoder for this codec, answer at batch granularity.
+  if (!times) return Found(batch_level);
+  for (const auto& t : *times)
+    if (matches(t.timestamp) && t.offset >= starting_offset) return Found(TimestampAndOffset{t.timestamp, t.offset, epoch_of(h)});
+  return Found();
+}
+
+Result<std::optional<TimestampAndOffset>> Segment::find_offset_by_timestamp(int64_t ts, int64_t starting_offset,
+                                                                            const RecordTimesFn& fn) {
+  if (auto ec = ensure_indexes()) return ec;
+  TimestampOffset entry = time_index_.lookup(ts);
+  auto loc = translate_offset(std::max(entry.offset, starting_offset));
+  if (!loc) return loc.error();
+  if (!*loc) return std::optional<TimestampAndOffset>();
+  int64_t pos = (*loc)->position;
+  BatchHeader h = (*loc)->header;
+  for (;;) {
+    if (h.max_timestamp >= ts && h.last_offset() >= starting_offset) {
+      auto found = search_records(h, pos, ts, starting_offset, fn, false);
+      if (!found || *found) return found;
+    }
+    pos += static_cast<int64_t>(h.total_size());
+    auto next = read_header_at(log_->fd(), pos, size_);
+    if (!next) return next.error();
+    if (next->problem == BatchProblem::end) return std::optional<TimestampAndOffset>();
+    if (next->problem != BatchProblem::none) return StorageErrc::corrupt_record;
+    h = next->header;
+  }
+}
+
+Result<std::optional<TimestampAndOffset>> Segment::find_max_timestamp(const RecordTimesFn& fn) {
+  if (auto ec = ensure_indexes()) return ec;
+  auto loc = translate_offset(max_ts_.offset);
+  if (!loc) return loc.error();
+  if (!*loc) return std::optional<TimestampAndOffset>();
+  int64_t pos = (*loc)->position;
+  BatchHeader h = (*loc)->header;
+  for (;;) {
+    if (h.max_timestamp == max_ts_.timestamp) {
+      auto found = search_records(h, pos, max_ts_.timestamp, h.base_offset, fn, true);
+      if (!found || *found) return found;
+    }
+    pos += static_cast<int64_t>(h.total_size());
+    auto next = read_header_at(log_->fd(), pos, size_);
+    if (!next) return next.error();
+    if (next->problem == BatchProblem::end) return std::optional<TimestampAndOffset>();
+    if (next->problem != BatchProblem::none) return StorageErrc::corrupt_record;
+    h = next->header;
+  }
+}
+
+// --- recovery
+
+Result<std::optional<int64_t>> Segment::check_tail() {
+  using Next = std::optional<int64_t>;
+  if (auto ec = ensure_indexes()) return ec;
+  OffsetPosition last = offset_index_.last_entry();
+  if (last.position > 0) {
+    auto h = read_header_at(log_->fd(), last.position, size_);
+    if (!h) return h.error();
+    if (h->problem != BatchProblem::none || h->header.base_offset > last.offset) return Next();
+  }
+  int64_t max_last = std::min(offset_limit_ - 1, base_offset_ + INT32_MAX);
+  BatchScanner scan(log_->fd(), last.position, size_, last.position > 0 ? 0 : base_offset_, max_last);
+  int64_t next = base_offset_;
+  for (;;) {
+    auto b = scan.next();
+    if (!b) return b.error();
+    if (!*b) break;
+    next = (*b)->last_offset() + 1;
+    if ((*b)->max_timestamp > max_ts_.timestamp) max_ts_ = {(*b)->max_timestamp, (*b)->last_offset()};
+  }
+  if (scan.problem() != BatchProblem::end) return Next();
+  if (offset_index_.entries() > 0 && offset_index_.last_entry().offset >= next) return Next();
+  if (time_index_.entries() > 0 && time_index_.last_entry().offset >= next) return Next();
+  return Next(next);
+}
+
+Result<int64_t> Segment::recover(bool truncate_log, const std::function<void(const BatchHeader&)>& on_batch) {
+  if (auto ec = offset_index_.reset()) return ec;
+  if (auto ec = time_index_.reset()) return ec;
+  indexes_checked_ = true;
+  max_ts_ = {kNoTimestamp, base_offset_};
+  int64_t valid = 0, last_index_entry = 0;
+  int64_t max_last = std::min(offset_limit_ - 1, base_offset_ + INT32_MAX);
+  BatchScanner scan(log_->fd(), 0, size_, base_offset_, max_last);
+  for (;;) {
+    auto b = scan.next();
+    if (!b) return b.error();
+    if (!*b) break;
+    const BatchHeader& h = **b;
+    if (h.max_timestamp > max_ts_.timestamp) max_ts_ = {h.max_timestamp, h.last_offset()};
+    if (valid - last_index_entry > config_.index_interval_bytes) {
+      if (!offset_index_.is_full()) offset_index_.append(h.last_offset(), valid);
+      if (!time_index_.is_full())
+        if (auto ec = time_index_.maybe_append(max_ts_.timestamp, max_ts_.offset)) return ec;
+      last_index_entry = valid;
+    }
+    valid += static_cast<int64_t>(h.total_size());
+    if (on_batch) on_batch(h);
+  }
+  int64_t invalid = size_ - valid;
+  if (truncate_log && invalid > 0) {
+    if (auto ec = truncate_fd(log_->fd(), valid)) return ec;
+    size_ = valid;
+  }
+  if (auto ec = time_index_.maybe_append(max_ts_.timestamp, max_ts_.offset, true)) return ec;
+  if (auto ec = offset_index_.file().trim_to_valid_size()) return ec;
+  if (auto ec = time_index_.file().trim_to_valid_size()) return ec;
+  bytes_since_last_index_entry_ = valid - last_index_entry;
+  rolling_timestamp_.reset();
+  return invalid;
+}
+
+Result<int64_t> Segment::read_next_offset() {
+  auto loc = translate_offset(offset_index_.last_entry().offset);
+  if (!loc) return loc.error();
+  if (!*loc) return base_offset_;
+  int64_t pos = (*loc)->position;
+  int64_t next = (*loc)->header.last_offset() + 1;
+  for (;;) {
+    auto h = read_header_at(log_->fd(), pos, size_);
+    if (!h) return h.error();
+    if (h->problem == BatchProblem::end) return next;
+    if (h->problem != BatchProblem::none) return StorageErrc::corrupt_record;
+    next = h->header.last_offset() + 1;
+    pos += static_cast<int64_t>(h->header.total_size());
+  }
+}
+
+// --- lifecycle
+
+std::error_code Segment::trim_log_file() {
+  if (!log_) return {};
+  auto actual = file_size(log_->fd());
+  if (!actual) return actual.error();
+  if (*actual != size_) return truncate_fd(log_->fd(), size_);
+  return {};
+}
+
+Result<int64_t> Segment::truncate_to(int64_t offset, int64_t now_ms) {
+  auto loc = translate_offset(offset);
+  if (!loc) return loc.error();
+  offset_index_.truncate_to(offset);
+  time_index_.truncate_to(offset);
+  if (auto ec = make_active()) return ec;
+  int64_t removed = 0;
+  if (*loc) {
+    removed = size_ - (*loc)->position;
+    if (auto ec = truncate_fd(log_->fd(), (*loc)->position)) return ec;
+    size_ = (*loc)->position;
+  }
+  if (size_ == 0) {
+    created_ms_ = now_ms;
+    rolling_timestamp_.reset();
+  }
+  bytes_since_last_index_entry_ = 0;
+  max_ts_ = time_index_.entries() > 0 ? time_index_.last_entry() : TimestampOffset{kNoTimestamp, base_offset_};
+  int64_t pos = offset_index_.lookup(max_ts_.offset).position;
+  for (;;) {
+    auto h = read_header_at(log_->fd(), pos, size_);
+    if (!h) return h.error();
+    if (h->problem != BatchProblem::none) break;
+    if (h->header.max_timestamp > max_ts_.timestamp) max_ts_ = {h->header.max_timestamp, h->header.last_offset()};
+    pos += static_cast<int64_t>(h->header.total_size());
+  }
+  return removed;
+}
+
+std::error_code Segment::on_become_inactive() {
+  if (auto ec = ensure_indexes()) return ec;
+  if (auto ec = time_index_.maybe_append(max_ts_.timestamp, max_ts_.offset, true)) return ec;
+  if (auto ec = offset_index_.file().trim_to_valid_size()) return ec;
+  if (auto ec = time_index_.file().trim_to_valid_size()) return ec;
+  return trim_log_file();
+}
+
+std::error_code Segment::make_active() {
+  if (auto ec = offset_index_.file().resize(config_.segment_index_bytes)) return ec;
+  return time_index_.file().resize(config_.segment_index_bytes);
+}
+
+std::error_code Segment::flush() {
+  if (auto ec = datasync_fd(log_->fd())) return ec;
+  if (auto ec = offset_index_.file().flush()) return ec;
+  return time_index_.file().flush();
+}
+
+std::error_code Segment::close() {
+  std::error_code first;
+  auto keep = [&](std::error_code ec) {
+    if (ec && !first) first = ec;
+  };
+  if (indexes_checked_) keep(time_index_.maybe_append(max_ts_.timestamp, max_ts_.offset, true));
+  keep(offset_index_.file().close());
+  keep(time_index_.file().close());
+  keep(trim_log_file());
+  return first;
+}
+
+Result<std::vector<fs::path>> Segment::rename_to_deleted() {
+  offset_index_.file().unmap();
+  time_index_.file().unmap();
+  std::vector<fs::path> out;
+  for (const auto& p : {log_path(dir_, base_offset_), index_path(dir_, base_offset_), time_index_path(dir_, base_offset_)}) {
+    fs::path to = p;
+    to += kDeletedSuffix;
+    if (auto ec = rename_path(p, to); ec && ec != std::errc::no_such_file_or_directory) return ec;
+    out.push_back(to);
+  }
+  return out;
+}
+
+std::vector<std::shared_ptr<FileHandle>> Segment::files_to_sync() {
+  std::vector<std::shared_ptr<FileHandle>> out{log_};
+  for (const auto& p : {index_path(dir_, base_offset_), time_index_path(dir_, base_offset_)}) {
+    auto f = FileHandle::open(p, O_RDONLY);
+    if (f) out.push_back(std::make_shared<FileHandle>(std::move(*f)));
+  }
+  return out;
+}
+
+int64_t Segment::largest_timestamp() const {
+  if (max_ts_.timestamp >= 0) return max_ts_.timestamp;
+  struct stat st;
+  if (::fstat(log_->fd(), &st) != 0) return 0;
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+}
+
+}  // namespace runnel::storage

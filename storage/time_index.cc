@@ -1,0 +1,89 @@
+#include "storage/time_index.h"
+
+#include <stdexcept>
+
+namespace runnel::storage {
+
+Result<TimeIndex> TimeIndex::open(const fs::path& path, int64_t base_offset, int32_t max_index_size) {
+  auto f = IndexFile::open(path, kEntrySize, max_index_size);
+  if (!f) return f.error();
+  TimeIndex idx;
+  idx.file_ = std::move(*f);
+  idx.base_offset_ = base_offset;
+  return idx;
+}
+
+TimestampOffset TimeIndex::lookup(int64_t target) const {
+  int64_t n = static_cast<int64_t>(file_.entries());
+  if (n == 0 || timestamp(0) > target) return {kNoTimestamp, base_offset_};
+  int64_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    int64_t mid = (lo + hi + 1) / 2;
+    if (timestamp(static_cast<size_t>(mid)) <= target) lo = mid;
+    else hi = mid - 1;
+  }
+  return entry(static_cast<size_t>(lo));
+}
+
+TimestampOffset TimeIndex::entry(size_t n) const { return {timestamp(n), base_offset_ + relative(n)}; }
+
+TimestampOffset TimeIndex::last_entry() const {
+  if (file_.entries() == 0) return {kNoTimestamp, base_offset_};
+  return entry(file_.entries() - 1);
+}
+
+std::error_code TimeIndex::maybe_append(int64_t ts, int64_t offset, bool skip_full_check) {
+  if (!skip_full_check && is_full()) throw std::logic_error("append to a full time index " + file_.path().string());
+  TimestampOffset last = last_entry();
+  if (file_.entries() > 0 && offset < last.offset)
+    throw std::logic_error("time index offset goes backwards in " + file_.path().string());
+  if (file_.entries() > 0 && ts < last.timestamp)
+    throw std::logic_error("time index timestamp goes backwards in " + file_.path().string());
+  if (ts <= last.timestamp) return {};
+  if (file_.entries() >= file_.max_entries()) {
+    if (auto ec = file_.resize(file_.length() + kEntrySize)) return ec;
+  }
+  if (offset < base_offset_ || offset - base_offset_ > INT32_MAX)
+    throw std::logic_error("time index offset out of range in " + file_.path().string());
+  uint8_t* slot = file_.append_slot();
+  store_be64(slot, static_cast<uint64_t>(ts));
+  store_be32(slot + 8, static_cast<uint32_t>(offset - base_offset_));
+  file_.commit_append();
+  return {};
+}
+
+void TimeIndex::truncate_to(int64_t offset) {
+  // Entries are sorted by offset too: find the largest with offset <= target.
+  int64_t rel = offset - base_offset_;
+  int64_t n = static_cast<int64_t>(file_.entries());
+  int64_t slot = -1;
+  if (n > 0 && relative(0) <= rel) {
+    int64_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+      int64_t mid = (lo + hi + 1) / 2;
+      if (relative(static_cast<size_t>(mid)) <= rel) lo = mid;
+      else hi = mid - 1;
+    }
+    slot = lo;
+  }
+  size_t keep;
+  if (slot < 0) keep = 0;
+  else if (relative(static_cast<size_t>(slot)) == rel) keep = static_cast<size_t>(slot);
+  else keep = static_cast<size_t>(slot) + 1;
+  file_.truncate_to_entries(keep);
+}
+
+bool TimeIndex::sane(int64_t offset_limit) const {
+  if (file_.length() % kEntrySize != 0) return false;
+  int64_t prev_ts = INT64_MIN, prev_rel = 0;
+  for (size_t i = 0; i < file_.entries(); ++i) {
+    int64_t ts = timestamp(i), rel = relative(i);
+    if (i > 0 && (ts <= prev_ts || rel < prev_rel)) return false;
+    if (rel < 0 || base_offset_ + rel >= offset_limit) return false;
+    prev_ts = ts;
+    prev_rel = rel;
+  }
+  return true;
+}
+
+}  // namespace runnel::storage
