@@ -15,7 +15,13 @@ namespace {
 using namespace runnel::protocol;
 
 const auto kRoutes = std::to_array<ApiRoute>({
+    route<ProduceApi, handle_produce>(0, 12),  // v13 needs topic ids in produce: not yet
+    route<FetchApi, handle_fetch>(),
+    route<ListOffsetsApi, handle_list_offsets>(),
+    route<MetadataApi, handle_metadata>(),
     route<ApiVersionsApi, handle_api_versions>(),
+    route<CreateTopicsApi, handle_create_topics>(),
+    route<DeleteTopicsApi, handle_delete_topics>(),
 });
 
 }  // namespace

@@ -3,19 +3,65 @@
 #include <algorithm>
 
 #include "broker/connection.h"
+#include "broker/logging.h"
+#include "broker/record_times.h"
+#include "storage/meta_properties.h"
+#include "storage/uuid_text.h"
 
 namespace runnel::broker {
 
-Broker::Broker(asio::io_context& io, BrokerConfig config, std::string cluster_id)
+namespace {
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The cluster id the log dirs already belong to, or a new one.
+std::string find_cluster_id(const BrokerConfig& config) {
+  for (const auto& dir : config.log_dirs()) {
+    auto meta = storage::read_meta_properties(dir);
+    if (meta) return meta->cluster_id;
+  }
+  if (auto id = config.get_optional("cluster.id")) return *id;
+  return storage::uuid_to_base64(storage::random_uuid());
+}
+
+std::unique_ptr<storage::LogManager> open_logs(const BrokerConfig& config, const std::string& cluster_id,
+                                               const storage::LogConfig& defaults) {
+  storage::LogManagerOptions o;
+  for (const auto& d : config.log_dirs()) o.log_dirs.emplace_back(d);
+  o.default_config = defaults;
+  o.record_times = record_times;
+  o.cluster_id = cluster_id;
+  o.node_id = config.node_id();
+  o.retention_check_interval_ms = config.get_long("log.retention.check.interval.ms");
+  o.checkpoint_interval_ms = config.get_int("log.flush.offset.checkpoint.interval.ms");
+  auto logs = storage::LogManager::open(std::move(o));
+  if (!logs) throw std::runtime_error("cannot open log.dirs: " + logs.error().message());
+  return std::move(*logs);
+}
+
+}  // namespace
+
+Broker::Broker(asio::io_context& io, BrokerConfig config)
     : io_(io),
       config_(std::move(config)),
       node_id_(config_.node_id()),
-      cluster_id_(std::move(cluster_id)),
+      cluster_id_(find_cluster_id(config_)),
       advertised_(config_.advertised_listeners()),
       request_memory_(io.get_executor(),
                       config_.get_long("queued.max.request.bytes") > 0
                           ? static_cast<size_t>(config_.get_long("queued.max.request.bytes"))
-                          : 0) {}
+                          : 0),
+      blocking_(static_cast<size_t>(config_.get_int("num.io.threads"))) {
+  for (const auto& d : config_.log_dirs()) std::filesystem::create_directories(d);
+  logs_ = open_logs(config_, cluster_id_, TopicTable::log_config(config_, {}));
+  topics_ = std::make_unique<TopicTable>(config_, *logs_);
+  if (auto ec = topics_->load()) throw std::runtime_error("cannot load topics: " + ec.message());
+}
+
+Broker::~Broker() { blocking_.join(); }
 
 const Listener& Broker::advertised_listener(const std::string& listener_name) const {
   for (const auto& l : advertised_)
@@ -37,6 +83,19 @@ void Broker::connection_closed(const Connection* c) {
   });
 }
 
+void Broker::start_background_work() { asio::co_spawn(io_, storage_ticks(), asio::detached); }
+
+awaitable<void> Broker::storage_ticks() {
+  asio::steady_timer timer(io_);
+  while (!stopping_) {
+    // Retention and flushes touch the disk: keep them off the event loop.
+    auto ec = co_await run_blocking([this] { return logs_->tick(now_ms()); });
+    if (ec) RLOG_WARN("background log work: %s", ec.message().c_str());
+    timer.expires_after(std::chrono::seconds(1));
+    co_await timer.async_wait(as_tuple_awaitable);
+  }
+}
+
 void Broker::begin_shutdown(std::function<void()> done) {
   stopping_ = true;
   for (auto& w : connections_)
@@ -55,6 +114,7 @@ awaitable<void> Broker::drain_connections(std::function<void()> done) {
   }
   for (auto& w : connections_)
     if (auto c = w.lock()) c->close();
+  if (auto ec = logs_->close()) RLOG_ERROR("closing the logs: %s", ec.message().c_str());
   done();
 }
 

@@ -1,5 +1,6 @@
-// The broker: its configuration, identity and the state handlers act on.
-// Everything here is used from the broker's one event-loop thread.
+// The broker: its configuration, identity, storage and topics, and the
+// state handlers act on. Everything here is used from the broker's one
+// event-loop thread; blocking work (fsync) goes to the blocking pool.
 #pragma once
 
 #include <functional>
@@ -10,6 +11,8 @@
 #include "broker/asio.h"
 #include "broker/config.h"
 #include "broker/request_memory.h"
+#include "broker/topic_table.h"
+#include "storage/log_manager.h"
 
 namespace runnel::broker {
 
@@ -17,17 +20,47 @@ class Connection;
 
 class Broker {
  public:
-  Broker(asio::io_context& io, BrokerConfig config, std::string cluster_id);
+  // Opens the log dirs (recovering after an unclean stop) and the topics.
+  // Throws std::runtime_error with a clear message when they cannot be opened.
+  Broker(asio::io_context& io, BrokerConfig config);
+  ~Broker();
 
   const BrokerConfig& config() const { return config_; }
   int32_t node_id() const { return node_id_; }
   const std::string& cluster_id() const { return cluster_id_; }
   asio::io_context& io() { return io_; }
   RequestMemory& request_memory() { return request_memory_; }
+  TopicTable& topics() { return *topics_; }
+  storage::LogManager& logs() { return *logs_; }
+
+  // Runs `fn` on the blocking pool; the returned awaitable resumes the
+  // caller on its own executor with fn's result (or fn's exception). Not a
+  // coroutine itself, so `fn` never lives in a coroutine frame.
+  template <typename F>
+  auto run_blocking(F fn) {
+    using R = std::invoke_result_t<F>;
+    return asio::async_initiate<decltype(use_awaitable), void(std::exception_ptr, R)>(
+        [this](auto handler, F fn) {
+          asio::post(blocking_, [fn = std::move(fn), handler = std::move(handler)]() mutable {
+            std::exception_ptr error;
+            R result{};
+            try {
+              result = fn();
+            } catch (...) {
+              error = std::current_exception();
+            }
+            auto ex = asio::get_associated_executor(handler);
+            asio::dispatch(ex, [handler = std::move(handler), error, result = std::move(result)]() mutable {
+              std::move(handler)(error, std::move(result));
+            });
+          });
+        },
+        use_awaitable, std::move(fn));
+  }
 
   // The advertised endpoint clients should use for a listener name.
   const Listener& advertised_listener(const std::string& listener_name) const;
-
+  const std::vector<Listener>& advertised_listeners() const { return advertised_; }
   // Port 0 in a listener binds a free port; the advertised listener of the
   // same name (when it also says 0) then carries the real one.
   void set_bound_port(const std::string& listener_name, uint16_t port);
@@ -36,14 +69,18 @@ class Broker {
   void connection_closed(const Connection* c);
   size_t connections() const { return connections_.size(); }
 
+  // Starts the periodic storage work (retention, flush, checkpoints).
+  void start_background_work();
   // Graceful stop: every connection stops reading, finishes the request it
-  // is serving and sends its queued responses; then `done` runs (bounded by
-  // request.timeout.ms, after which connections are closed regardless).
+  // is serving and sends its queued responses (bounded by
+  // request.timeout.ms); then the logs are flushed and closed with the
+  // clean-shutdown marker, and `done` runs.
   void begin_shutdown(std::function<void()> done);
   bool stopping() const { return stopping_; }
 
  private:
   awaitable<void> drain_connections(std::function<void()> done);
+  awaitable<void> storage_ticks();
 
   asio::io_context& io_;
   BrokerConfig config_;
@@ -51,6 +88,9 @@ class Broker {
   std::string cluster_id_;
   std::vector<Listener> advertised_;
   RequestMemory request_memory_;
+  asio::thread_pool blocking_;
+  std::unique_ptr<storage::LogManager> logs_;
+  std::unique_ptr<TopicTable> topics_;
   std::vector<std::weak_ptr<Connection>> connections_;
   bool stopping_ = false;
 };

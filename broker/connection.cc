@@ -182,7 +182,7 @@ awaitable<void> Connection::response_loop() {
   for (;;) {
     auto [ec, response] = co_await responses_.async_receive(as_tuple_awaitable);
     if (ec || response.end_of_stream) break;
-    if (response.before_send) co_await response.before_send();
+    if (response.before_send && !co_await response.before_send()) break;
     try {
       co_await write_response(response);
     } catch (const boost::system::system_error&) {

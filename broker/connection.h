@@ -25,7 +25,7 @@ class RequestMemory;
 struct OutboundResponse {
   protocol::Bytes bytes;  // starts with the 4-byte size prefix
   std::vector<protocol::Writer::Splice> splices;
-  std::function<awaitable<void>()> before_send;
+  std::function<awaitable<bool>()> before_send;
   std::shared_ptr<const void> keepalive;  // request frame and anything the response views
   bool end_of_stream = false;             // no more responses follow
 };

@@ -8,7 +8,6 @@
 #include "broker/broker.h"
 #include "broker/logging.h"
 #include "broker/server.h"
-#include "broker/uuid.h"
 #include "protocol/messages/all_apis.h"
 
 using namespace runnel::broker;
@@ -68,11 +67,13 @@ int serve(int argc, char** argv) {
     for (const auto& k : config.unknown_keys())
       RLOG_WARN("unknown configuration '%s' was supplied but is not used by Runnel", k.c_str());
     asio::io_context io(1);
-    Broker broker(io, std::move(config), random_cluster_id());
+    Broker broker(io, std::move(config));
     Server server(io, broker);
     server.bind();
-    RLOG_INFO("runnel node %d started (cluster id %s)", broker.node_id(), broker.cluster_id().c_str());
-    server.run([] {});
+    broker.start_background_work();
+    RLOG_INFO("runnel node %d started (cluster id %s, %zu topics)", broker.node_id(), broker.cluster_id().c_str(),
+              broker.topics().topics().size());
+    server.run();
     RLOG_INFO("runnel stopped cleanly");
     return 0;
   } catch (const ConfigError& e) {

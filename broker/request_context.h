@@ -24,8 +24,8 @@ struct RequestContext {
   // Awaited by the connection before the response is sent, after the
   // handler returned (e.g. the fsync of an acks=all append), so the next
   // request on the connection can start meanwhile. Responses still leave in
-  // request order.
-  std::function<awaitable<void>()> before_send;
+  // request order. Returning false closes the connection unanswered.
+  std::function<awaitable<bool>()> before_send;
 
   int16_t api_version() const { return header.api_version; }
   std::string client_id() const { return header.client_id.value_or(""); }

@@ -38,7 +38,7 @@ awaitable<void> Server::accept_loop(tcp::acceptor& acceptor, std::string listene
   }
 }
 
-void Server::run(std::function<void()> on_stop) {
+void Server::run() {
   for (auto& [acceptor, name] : acceptors_) asio::co_spawn(io_, accept_loop(acceptor, name), asio::detached);
   asio::signal_set signals(io_, SIGINT, SIGTERM);
   signals.async_wait([&](const error_code& ec, int sig) {
@@ -48,10 +48,7 @@ void Server::run(std::function<void()> on_stop) {
       error_code ignored;
       acceptor.close(ignored);
     }
-    broker_.begin_shutdown([this, on_stop] {
-      on_stop();
-      io_.stop();
-    });
+    broker_.begin_shutdown([this] { io_.stop(); });
   });
   io_.run();
 }

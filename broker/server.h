@@ -16,9 +16,8 @@ class Server {
 
   // Binds every listener (port 0 picks a free port, logged and advertised).
   void bind();
-  // Runs until a stop signal; `on_stop` runs on the event loop once
-  // accepting has stopped, to flush and close the logs.
-  void run(std::function<void()> on_stop);
+  // Runs until a stop signal, then stops gracefully (Broker::begin_shutdown).
+  void run();
 
  private:
   awaitable<void> accept_loop(tcp::acceptor& acceptor, std::string listener_name);

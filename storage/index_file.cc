@@ -15,7 +15,8 @@ IndexFile::IndexFile(IndexFile&& o) noexcept
       max_index_size_(o.max_index_size_),
       length_(o.length_),
       map_(std::exchange(o.map_, nullptr)),
-      entries_(o.entries_) {}
+      entries_(o.entries_),
+      damaged_(o.damaged_) {}
 
 IndexFile& IndexFile::operator=(IndexFile&& o) noexcept {
   if (this != &o) {
@@ -26,6 +27,7 @@ IndexFile& IndexFile::operator=(IndexFile&& o) noexcept {
     length_ = o.length_;
     map_ = std::exchange(o.map_, nullptr);
     entries_ = o.entries_;
+    damaged_ = o.damaged_;
   }
   return *this;
 }
@@ -51,7 +53,13 @@ Result<IndexFile> IndexFile::open(const fs::path& path, int entry_size, int32_t 
   auto size = file_size(f->fd());
   if (!size) return size.error();
   idx.length_ = *size;
-  if (auto ec = idx.map(f->fd())) return ec;
+  if (auto ec = idx.map(f->fd())) {
+    if (created) return ec;
+    // An index too large to map is garbage: start it over, to be rebuilt.
+    if (auto tec = truncate_fd(f->fd(), 0)) return tec;
+    idx.length_ = 0;
+    idx.damaged_ = true;
+  }
   idx.entries_ = created ? 0 : static_cast<size_t>(idx.length_ / entry_size);
   return idx;
 }
@@ -84,6 +92,7 @@ std::error_code IndexFile::resize(int64_t new_size) {
 
 std::error_code IndexFile::reset() {
   entries_ = 0;
+  damaged_ = false;
   return resize(max_index_size_);
 }
 

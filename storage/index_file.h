@@ -50,6 +50,9 @@ class IndexFile {
   int32_t max_index_size() const { return max_index_size_; }
   int entry_size() const { return entry_size_; }
   const fs::path& path() const { return path_; }
+  // The existing file could not be mapped (absurd size) and was emptied:
+  // its owner must rebuild it.
+  bool damaged() const { return damaged_; }
 
   const uint8_t* entry(size_t n) const { return map_ + n * static_cast<size_t>(entry_size_); }
   // The slot after the last entry; commit_append() makes it count.
@@ -79,6 +82,7 @@ class IndexFile {
   int64_t length_ = 0;
   uint8_t* map_ = nullptr;
   size_t entries_ = 0;
+  bool damaged_ = false;
 };
 
 }  // namespace runnel::storage

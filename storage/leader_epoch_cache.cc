@@ -22,21 +22,19 @@ Result<LeaderEpochCache> LeaderEpochCache::load(const fs::path& partition_dir) {
         cache.entries_.pop_back();
       cache.entries_.push_back(e);
     }
+  cache.persisted_ = *entries;
   return cache;
 }
 
-std::error_code LeaderEpochCache::persist() const {
-  if (file_.empty()) return {};
-  if (deferred_) {
-    dirty_ = true;
-    return {};
-  }
-  return write_leader_epoch_checkpoint(file_, entries_);
+std::error_code LeaderEpochCache::persist() {
+  if (file_.empty() || deferred_ || entries_ == persisted_) return {};
+  if (auto ec = write_leader_epoch_checkpoint(file_, entries_)) return ec;
+  persisted_ = entries_;
+  return {};
 }
 
 std::error_code LeaderEpochCache::end_deferral() {
   deferred_ = false;
-  if (!std::exchange(dirty_, false)) return {};
   return persist();
 }
 

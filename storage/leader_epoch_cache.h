@@ -51,12 +51,12 @@ class LeaderEpochCache {
   const std::vector<EpochEntry>& entries() const { return entries_; }
 
  private:
-  std::error_code persist() const;
+  std::error_code persist();
 
   fs::path file_;
   std::vector<EpochEntry> entries_;
+  std::vector<EpochEntry> persisted_;  // what the checkpoint file holds
   bool deferred_ = false;
-  mutable bool dirty_ = false;
 };
 
 }  // namespace runnel::storage

@@ -104,7 +104,7 @@ Result<LogReadInfo> Log::read(int64_t offset, int64_t max_bytes, std::optional<i
   int64_t bound = std::min(max_offset.value_or(high_watermark_), log_end_offset_);
   if (offset >= bound) return out;
   for (size_t i = floor_segment(offset); i < segments_.size(); ++i) {
-    auto r = segments_[i]->read(offset, std::max<int64_t>(max_bytes, 0), bound, min_one_batch);
+    auto r = segments_[i]->read(offset, std::clamp<int64_t>(max_bytes, 0, INT32_MAX), bound, min_one_batch);
     if (!r) return r.error();
     if (!*r) continue;
     if ((*r)->length > 0) {
@@ -193,11 +193,13 @@ std::error_code Log::assign_leader_epoch(int32_t epoch, int64_t start_offset) {
 }
 
 std::error_code Log::close() {
+  bool failed;
   {
     std::lock_guard lock(mu_);
     if (closed_) return {};
+    failed = static_cast<bool>(failure_);
   }
-  std::error_code first = failure_ ? std::error_code() : sync();
+  std::error_code first = failed ? std::error_code() : sync();
   std::lock_guard lock(mu_);
   if (closed_) return first;
   closed_ = true;

@@ -154,9 +154,13 @@ TEST_CASE("a flipped byte in a batch of the tail drops it and what follows", "[s
     const int64_t size = static_cast<int64_t>(numbered_batch(victim).size());
     // baseOffset's top byte and every byte from batchLength on; the rest of
     // baseOffset and partitionLeaderEpoch are outside Kafka's CRC.
+    // For the last batch every such byte, for earlier ones every header
+    // field and a sample of the records.
     std::vector<int64_t> at{0};
     for (int64_t p = records::kBatchLengthOffset; p < size; ++p)
-      if (p < records::kPartitionLeaderEpochOffset || p >= records::kMagicOffset) at.push_back(p);
+      if ((p < int64_t{records::kPartitionLeaderEpochOffset} || p >= int64_t{records::kMagicOffset}) &&
+          (victim == kBatches - 1 || p < static_cast<int64_t>(records::kHeaderSize) || p % 7 == 0))
+        at.push_back(p);
     for (int64_t p : at) {
       CAPTURE(victim, p);
       d.restore();
@@ -286,7 +290,7 @@ TEST_CASE("a log abandoned mid-write (untrimmed, preallocated files) recovers", 
   fs::path dir = tmp.path / "t-0";
   int64_t leo;
   {
-    auto log = Log::open(dir, c, LogOptions{.clock = clock.clock()});
+    auto log = Log::open(dir, c, options_with(clock));
     REQUIRE(log);
     for (int i = 0; i < kBatches; ++i) REQUIRE(append(**log, numbered_batch(i)));
     leo = (*log)->log_end_offset();
@@ -295,7 +299,7 @@ TEST_CASE("a log abandoned mid-write (untrimmed, preallocated files) recovers", 
     REQUIRE(fs::file_size(dir / (Segment::file_stem(bases.back()) + ".log")) == 1500);
     REQUIRE(fs::file_size(dir / (Segment::file_stem(bases.back()) + ".index")) == 10 << 20);
   }
-  auto log = Log::open(dir, c, LogOptions{.clock = clock.clock()});
+  auto log = Log::open(dir, c, options_with(clock));
   REQUIRE(log);
   REQUIRE((*log)->log_end_offset() == leo);
   auto all = read_all(**log);

@@ -19,8 +19,11 @@ std::string delete_dir_name(const TopicPartition& tp) {
   protocol::Uuid id = random_uuid();
   char hex[33];
   for (size_t i = 0; i < 16; ++i) std::snprintf(hex + 2 * i, 3, "%02x", id.bytes[i]);
-  std::string suffix = "-" + std::to_string(tp.partition) + "." + hex + "-delete";
-  return tp.topic.substr(0, std::min(tp.topic.size(), 255 - suffix.size())) + suffix;
+  std::string suffix = "-";
+  suffix.append(std::to_string(tp.partition)).append(".").append(hex).append("-delete");
+  std::string name = tp.topic.substr(0, std::min(tp.topic.size(), 255 - suffix.size()));
+  name.append(suffix);
+  return name;
 }
 
 }  // namespace

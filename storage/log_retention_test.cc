@@ -19,7 +19,7 @@ struct Fixture {
   // One segment per entry of `stamps`: 3 batches of 2 records stamped with it.
   Fixture(const std::vector<int64_t>& stamps, LogConfig c = {}) {
     c.file_delete_delay_ms = 0;
-    auto l = Log::open(tmp.path / "t-0", c, LogOptions{.clock = clock.clock()});
+    auto l = Log::open(tmp.path / "t-0", c, options_with(clock));
     REQUIRE(l);
     log = std::move(*l);
     for (size_t s = 0; s < stamps.size(); ++s) {

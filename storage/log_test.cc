@@ -282,3 +282,18 @@ TEST_CASE("flush.messages syncs on append", "[storage]") {
   REQUIRE_FALSE(log->flush_if_due(clock.now() + 1000));
   REQUIRE(log->recovery_point() == 6);
 }
+
+TEST_CASE("segment.bytes is a hard limit: a segment takes batches while they fit", "[storage]") {
+  TempDir tmp;
+  FakeClock clock;
+  const int64_t b = static_cast<int64_t>(batch_of(1, 0, 100).size());
+  LogConfig c;
+  c.segment_bytes = static_cast<int32_t>(3 * b);
+  auto log = open_log(tmp.path / "t-0", c, clock);
+  for (int i = 0; i < 10; ++i) REQUIRE(append(*log, batch_of(1, i, 100)));
+  REQUIRE(log->segment_base_offsets() == std::vector<int64_t>{0, 3, 6, 9});
+  c.segment_bytes = static_cast<int32_t>(3 * b - 1);
+  log->set_config(c);
+  for (int i = 10; i < 14; ++i) REQUIRE(append(*log, batch_of(1, i, 100)));
+  REQUIRE(log->segment_base_offsets() == std::vector<int64_t>{0, 3, 6, 9, 11, 13});
+}

@@ -76,7 +76,7 @@ void OffsetIndex::truncate_to(int64_t offset) {
 }
 
 bool OffsetIndex::sane(int64_t log_size, int64_t offset_limit) const {
-  if (file_.length() % kEntrySize != 0) return false;
+  if (file_.damaged() || file_.length() % kEntrySize != 0) return false;
   int64_t prev_rel = -1, prev_pos = -1;
   for (size_t i = 0; i < file_.entries(); ++i) {
     int64_t rel = relative(i), pos = position(i);

@@ -50,6 +50,12 @@ struct FakeClock {
   int64_t now() const { return ms->load(); }
 };
 
+inline LogOptions options_with(const FakeClock& clock) {
+  LogOptions o;
+  o.clock = clock.clock();
+  return o;
+}
+
 struct BatchSpec {
   int records = 1;
   int64_t first_timestamp = 1'700'000'000'000;
@@ -79,8 +85,8 @@ inline Bytes make_batch(const BatchSpec& spec) {
     out.varint(static_cast<int32_t>(rec.size()));
     out.raw(rec.data(), rec.size());
   }
-  Bytes batch(records::kHeaderSize);
-  batch.insert(batch.end(), body.begin(), body.end());
+  Bytes batch(records::kHeaderSize + body.size());
+  std::copy(body.begin(), body.end(), batch.begin() + records::kHeaderSize);
   records::BatchHeader h;
   h.base_offset = 0;
   h.batch_length = static_cast<int32_t>(batch.size() - records::kLogOverhead);

@@ -74,7 +74,7 @@ void TimeIndex::truncate_to(int64_t offset) {
 }
 
 bool TimeIndex::sane(int64_t offset_limit) const {
-  if (file_.length() % kEntrySize != 0) return false;
+  if (file_.damaged() || file_.length() % kEntrySize != 0) return false;
   int64_t prev_ts = INT64_MIN, prev_rel = 0;
   for (size_t i = 0; i < file_.entries(); ++i) {
     int64_t ts = timestamp(i), rel = relative(i);

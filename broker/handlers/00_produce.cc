@@ -1,0 +1,132 @@
+// Produce (key 0): validates and appends one record batch per partition.
+//
+// v0-2 stay in the advertised range only for librdkafka 2.0.2's compression
+// check (KAFKA-18659) and are refused with UNSUPPORTED_VERSION, as Kafka 4
+// does. acks=0 gets no response (and an error closes the connection);
+// acks=-1 is acknowledged once the append is fsynced when
+// runnel.acks.all.fsync is true (Runnel's default), with concurrent
+// producers sharing fsyncs (storage/group_commit.h).
+#include "broker/broker.h"
+#include "broker/handlers/handlers.h"
+#include "broker/logging.h"
+#include "broker/produce_validation.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+namespace {
+
+using p::ErrorCode;
+using PartitionResponse = p::ProduceResponse::TopicProduceResponse::PartitionProduceResponse;
+
+PartitionResponse error_response(int32_t index, ErrorCode code, std::string message = {}) {
+  PartitionResponse r;
+  r.index = index;
+  r.error_code = p::code(code);
+  r.base_offset = -1;
+  if (!message.empty()) r.error_message = std::move(message);
+  return r;
+}
+
+// A plain function, not a coroutine: GCC 12 mishandles lambdas that capture
+// a coroutine's by-value parameters (the capture aliases the parameter).
+std::function<std::error_code()> sync_all(const std::vector<std::shared_ptr<storage::Log>>& logs) {
+  return [logs] {
+    for (auto& log : logs)
+      if (auto e = log->sync()) return e;
+    return std::error_code{};
+  };
+}
+
+// Makes the acks=all appends durable before their response leaves.
+awaitable<bool> sync_logs(Broker& broker, std::vector<std::shared_ptr<storage::Log>> logs) {
+  std::error_code ec = co_await broker.run_blocking(sync_all(logs));
+  if (ec) RLOG_ERROR("fsync for acks=all failed: %s; closing the connection unacknowledged", ec.message().c_str());
+  co_return !ec;
+}
+
+}  // namespace
+
+awaitable<p::ProduceResponse> handle_produce(RequestContext& ctx, p::ProduceRequest& req) {
+  Broker& b = ctx.broker;
+  const int16_t v = ctx.api_version();
+  p::ProduceResponse resp;
+  ErrorCode request_error = ErrorCode::none;
+  if (v < 3) request_error = ErrorCode::unsupported_version;
+  else if (req.acks != 0 && req.acks != 1 && req.acks != -1) request_error = ErrorCode::invalid_required_acks;
+  else if (req.transactional_id) request_error = ErrorCode::transactional_id_authorization_failed;
+
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+  std::vector<std::shared_ptr<storage::Log>> to_sync;
+  bool any_error = false;
+  for (auto& topic : req.topic_data) {
+    auto& tr = resp.responses.emplace_back();
+    tr.name = topic.name;
+    auto t = b.topics().find(topic.name);
+    for (auto& pd : topic.partition_data) {
+      if (request_error != ErrorCode::none) {
+        tr.partition_responses.push_back(error_response(pd.index, request_error));
+        any_error = true;
+        continue;
+      }
+      std::shared_ptr<Partition> part = t ? b.topics().partition(topic.name, pd.index) : nullptr;
+      if (!part) {
+        tr.partition_responses.push_back(error_response(pd.index, ErrorCode::unknown_topic_or_partition));
+        any_error = true;
+        continue;
+      }
+      if (req.acks == -1) {
+        int32_t min_isr = std::stoi(topic_config_value(b.config(), t->overrides, "min.insync.replicas"));
+        if (static_cast<int32_t>(part->isr().size()) < min_isr) {
+          tr.partition_responses.push_back(error_response(
+              pd.index, ErrorCode::not_enough_replicas,
+              "The size of the current ISR " + std::to_string(part->isr().size()) +
+                  " is insufficient to satisfy the min.isr requirement of " + std::to_string(min_isr)));
+          any_error = true;
+          continue;
+        }
+      }
+      PreparedBatch batch = prepare_batch(b.config(), *t, pd.records, now_ms);
+      if (!batch.status.ok()) {
+        RLOG_DEBUG("produce to %s-%d refused: %s", topic.name.c_str(), pd.index, batch.status.message.c_str());
+        auto r = error_response(pd.index, batch.status.code, batch.status.message);
+        if (v >= 8 && batch.status.code == ErrorCode::invalid_record) r.record_errors.push_back({0, batch.status.message, {}});
+        tr.partition_responses.push_back(std::move(r));
+        any_error = true;
+        continue;
+      }
+      auto info = part->log().append(batch.bytes, part->leader_epoch());
+      if (!info) {
+        RLOG_ERROR("append to %s-%d failed: %s", topic.name.c_str(), pd.index, info.error().message().c_str());
+        tr.partition_responses.push_back(error_response(pd.index, ErrorCode::kafka_storage_error));
+        any_error = true;
+        continue;
+      }
+      part->data_signal().notify();
+      PartitionResponse r;
+      r.index = pd.index;
+      r.base_offset = info->base_offset;
+      r.log_append_time_ms = info->log_append_time_ms;
+      r.log_start_offset = info->log_start_offset;
+      tr.partition_responses.push_back(std::move(r));
+      if (req.acks == -1) to_sync.push_back(part->log_ptr());
+    }
+  }
+
+  if (req.acks == 0) {
+    // The client reads no response; Kafka closes the connection on an error
+    // so the producer notices.
+    ctx.send_response = false;
+    ctx.close_connection = any_error;
+  } else if (!to_sync.empty() && b.config().get_bool("runnel.acks.all.fsync")) {
+    // The response is already encoded as a success; if the fsync fails the
+    // connection is closed instead of sending it, so nothing unsynced is
+    // ever acknowledged (the log is failed from then on: every later append
+    // answers KAFKA_STORAGE_ERROR).
+    ctx.before_send = [broker = &b, logs = std::move(to_sync)] { return sync_logs(*broker, logs); };
+  }
+  co_return resp;
+}
+
+}  // namespace runnel::broker

@@ -1,0 +1,94 @@
+// Metadata (key 3): brokers, topics, partitions and their leaders.
+// v0 asks for every topic with an empty list; v1+ with a null list. Unknown
+// topics are created when both the request (v4+; always before) and
+// auto.create.topics.enable allow it. v10+ topics may be named by id.
+#include "broker/broker.h"
+#include "broker/handlers/handlers.h"
+#include "broker/logging.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+namespace {
+
+using p::ErrorCode;
+using Topic_ = p::MetadataResponse::MetadataResponseTopic;
+
+Topic_ describe(const Topic& t, int16_t version) {
+  Topic_ out;
+  out.name = t.name;
+  out.topic_id = t.id;
+  out.is_internal = t.internal;
+  for (const auto& part : t.partitions) {
+    p::MetadataResponse::MetadataResponseTopic::MetadataResponsePartition mp;
+    mp.partition_index = part->index();
+    mp.leader_id = part->leader_id();
+    mp.leader_epoch = part->leader_epoch();
+    mp.replica_nodes = part->replicas();
+    mp.isr_nodes = part->isr();
+    out.partitions.push_back(std::move(mp));
+  }
+  return out;
+}
+
+Topic_ error_topic(std::optional<std::string> name, p::Uuid id, ErrorCode code) {
+  Topic_ out;
+  out.name = std::move(name);
+  out.topic_id = id;
+  out.error_code = p::code(code);
+  return out;
+}
+
+}  // namespace
+
+awaitable<p::MetadataResponse> handle_metadata(RequestContext& ctx, p::MetadataRequest& req) {
+  Broker& b = ctx.broker;
+  const int16_t v = ctx.api_version();
+  p::MetadataResponse resp;
+  const Listener& l = b.advertised_listener(ctx.listener_name);
+  resp.brokers.push_back({b.node_id(), l.host, l.port, b.config().get_optional("broker.rack"), {}});
+  resp.cluster_id = b.cluster_id();
+  resp.controller_id = b.node_id();
+
+  const bool all_topics = !req.topics || (v == 0 && req.topics->empty());
+  if (all_topics) {
+    for (const auto& [name, t] : b.topics().topics()) resp.topics.push_back(describe(*t, v));
+    co_return resp;
+  }
+
+  const bool may_create = req.allow_auto_topic_creation && b.config().get_bool("auto.create.topics.enable");
+  for (const auto& rt : *req.topics) {
+    if (!rt.name) {
+      // Named by id (v10+).
+      auto t = b.topics().find(rt.topic_id);
+      resp.topics.push_back(t ? describe(*t, v) : error_topic(std::nullopt, rt.topic_id, ErrorCode::unknown_topic_id));
+      continue;
+    }
+    const std::string& name = *rt.name;
+    if (auto t = b.topics().find(name)) {
+      resp.topics.push_back(describe(*t, v));
+      continue;
+    }
+    if (!may_create || TopicTable::is_internal(name)) {
+      resp.topics.push_back(error_topic(name, {}, ErrorCode::unknown_topic_or_partition));
+      continue;
+    }
+    int32_t partitions = -1;
+    int16_t rf = -1;
+    TopicError err = b.topics().validate_new_topic(name, partitions, rf, {});
+    if (!err.ok()) {
+      resp.topics.push_back(error_topic(name, {}, err.code));
+      continue;
+    }
+    auto created = b.topics().create(name, partitions, {});
+    if (!created) {
+      RLOG_ERROR("auto-creating topic %s: %s", name.c_str(), created.error().message().c_str());
+      resp.topics.push_back(error_topic(name, {}, ErrorCode::kafka_storage_error));
+      continue;
+    }
+    resp.topics.push_back(describe(**created, v));
+  }
+  co_return resp;
+}
+
+}  // namespace runnel::broker

@@ -1,0 +1,109 @@
+// CreateTopics (key 19): validates each topic as Kafka's controller does
+// (name, partitions, replication factor against the live brokers, configs)
+// and creates it unless ValidateOnly. v5+ responses describe the new topic's
+// partitions, replication factor and every config; v7 adds its topic id.
+#include <map>
+
+#include "broker/broker.h"
+#include "broker/handlers/handlers.h"
+#include "broker/logging.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+namespace {
+
+using p::ErrorCode;
+using Result_ = p::CreateTopicsResponse::CreatableTopicResult;
+
+Result_ failed(const std::string& name, ErrorCode code, std::string message) {
+  Result_ r;
+  r.name = name;
+  r.error_code = p::code(code);
+  r.error_message = std::move(message);
+  return r;
+}
+
+// Manual assignments: Runnel has one broker, so every replica list must be
+// exactly this node, with partitions numbered 0..n-1.
+TopicError check_assignments(const p::CreateTopicsRequest::CreatableTopic& t, int32_t node_id, int32_t& partitions,
+                             int16_t& replication_factor) {
+  if (t.assignments.empty()) return {};
+  if (t.num_partitions != -1 || t.replication_factor != -1)
+    return {ErrorCode::invalid_request,
+            "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time."};
+  for (size_t i = 0; i < t.assignments.size(); ++i) {
+    const auto& a = t.assignments[i];
+    if (a.partition_index != static_cast<int32_t>(i))
+      return {ErrorCode::invalid_replica_assignment, "Partitions should be a consecutive 0-based integer sequence"};
+    if (a.broker_ids.empty())
+      return {ErrorCode::invalid_replica_assignment, "The manual partition assignment includes an empty replica list."};
+    for (int32_t id : a.broker_ids)
+      if (id != node_id)
+        return {ErrorCode::invalid_replica_assignment,
+                "The manual partition assignment includes broker " + std::to_string(id) + ", but no such broker is registered."};
+    if (a.broker_ids.size() > 1)
+      return {ErrorCode::invalid_replica_assignment,
+              "The manual partition assignment includes the broker " + std::to_string(node_id) + " more than once."};
+  }
+  partitions = static_cast<int32_t>(t.assignments.size());
+  replication_factor = 1;
+  return {};
+}
+
+}  // namespace
+
+awaitable<p::CreateTopicsResponse> handle_create_topics(RequestContext& ctx, p::CreateTopicsRequest& req) {
+  Broker& b = ctx.broker;
+  const int16_t v = ctx.api_version();
+  p::CreateTopicsResponse resp;
+  std::map<std::string, int> counts;
+  for (const auto& t : req.topics) ++counts[t.name];
+
+  for (const auto& t : req.topics) {
+    if (counts[t.name] > 1) {
+      resp.topics.push_back(failed(t.name, ErrorCode::invalid_request, "Duplicate topic name."));
+      continue;
+    }
+    TopicOverrides overrides;
+    bool null_config = false;
+    for (const auto& c : t.configs) {
+      if (!c.value) null_config = true;
+      else overrides[c.name] = *c.value;
+    }
+    if (null_config) {
+      resp.topics.push_back(failed(t.name, ErrorCode::invalid_config, "Null value not supported for topic configs"));
+      continue;
+    }
+    int32_t partitions = t.num_partitions;
+    int16_t rf = t.replication_factor;
+    TopicError err = check_assignments(t, b.node_id(), partitions, rf);
+    if (err.ok()) err = b.topics().validate_new_topic(t.name, partitions, rf, overrides);
+    if (!err.ok()) {
+      resp.topics.push_back(failed(t.name, err.code, err.message));
+      continue;
+    }
+    Result_ r;
+    r.name = t.name;
+    r.num_partitions = partitions;
+    r.replication_factor = rf;
+    if (!req.validate_only) {
+      auto created = b.topics().create(t.name, partitions, overrides);
+      if (!created) {
+        RLOG_ERROR("creating topic %s: %s", t.name.c_str(), created.error().message().c_str());
+        resp.topics.push_back(failed(t.name, ErrorCode::kafka_storage_error, created.error().message()));
+        continue;
+      }
+      r.topic_id = (*created)->id;
+    }
+    if (v >= 5) {
+      r.configs.emplace();
+      for (const auto& e : describe_topic_configs(b.config(), overrides))
+        r.configs->push_back({e.name, e.value, e.read_only, static_cast<int8_t>(e.source), e.sensitive, {}});
+    }
+    resp.topics.push_back(std::move(r));
+  }
+  co_return resp;
+}
+
+}  // namespace runnel::broker

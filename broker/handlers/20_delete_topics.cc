@@ -1,0 +1,50 @@
+// DeleteTopics (key 20): removes topics by name (v1-5) or by name or id
+// (v6+). Refused with TOPIC_DELETION_DISABLED when delete.topic.enable is
+// false. The partition directories are renamed "*-delete" at once and
+// removed after file.delete.delay.ms, as Kafka does.
+#include "broker/broker.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+namespace {
+
+using p::ErrorCode;
+
+p::DeleteTopicsResponse::DeletableTopicResult delete_one(Broker& b, std::optional<std::string> name, p::Uuid id) {
+  p::DeleteTopicsResponse::DeletableTopicResult r;
+  r.name = name;
+  r.topic_id = id;
+  std::shared_ptr<Topic> topic = name ? b.topics().find(*name) : b.topics().find(id);
+  if (!topic) {
+    r.error_code = p::code(name ? ErrorCode::unknown_topic_or_partition : ErrorCode::unknown_topic_id);
+    r.error_message = name ? "This server does not host this topic-partition." : "This server does not host this topic ID.";
+    return r;
+  }
+  r.name = topic->name;
+  r.topic_id = topic->id;
+  if (!b.config().get_bool("delete.topic.enable")) {
+    r.error_code = p::code(ErrorCode::topic_deletion_disabled);
+    r.error_message = "Topic deletion is disabled.";
+    return r;
+  }
+  TopicError err = b.topics().remove(topic->name);
+  r.error_code = p::code(err.code);
+  if (!err.ok()) r.error_message = err.message;
+  return r;
+}
+
+}  // namespace
+
+awaitable<p::DeleteTopicsResponse> handle_delete_topics(RequestContext& ctx, p::DeleteTopicsRequest& req) {
+  p::DeleteTopicsResponse resp;
+  if (ctx.api_version() >= 6) {
+    for (auto& t : req.topics) resp.responses.push_back(delete_one(ctx.broker, t.name, t.topic_id));
+  } else {
+    for (auto& name : req.topic_names) resp.responses.push_back(delete_one(ctx.broker, name, {}));
+  }
+  co_return resp;
+}
+
+}  // namespace runnel::broker

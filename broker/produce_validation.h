@@ -1,0 +1,27 @@
+// What Produce checks in a partition's records before appending them
+// (Kafka's ProduceRequest.validateRecords and LogValidator), and the topic's
+// compression.type applied: a batch in another codec is recompressed.
+#pragma once
+
+#include <span>
+
+#include "broker/config.h"
+#include "broker/topic_table.h"
+#include "protocol/codec/types.h"
+#include "protocol/records/batch_status.h"
+
+namespace runnel::broker {
+
+struct PreparedBatch {
+  protocol::records::BatchStatus status;
+  std::span<uint8_t> bytes;  // what to append: the request's bytes, or `rebuilt`
+  protocol::Bytes rebuilt;   // owns the batch when it was recompressed
+};
+
+// `records` is one partition's records field of a Produce request (v3+).
+// The bytes may be rewritten in place by the append, so they must belong to
+// the request frame.
+PreparedBatch prepare_batch(const BrokerConfig& config, const Topic& topic, const protocol::Records& records,
+                            int64_t now_ms);
+
+}  // namespace runnel::broker
