@@ -1,0 +1,70 @@
+#include <catch2/catch.hpp>
+
+#include "broker/config.h"
+#include "broker/topic_config.h"
+
+using namespace runnel::broker;
+
+TEST_CASE("server.properties parses like Java properties", "[config]") {
+  auto props = BrokerConfig::parse_properties(
+      "# comment\n! also a comment\n  node.id = 3\nlisteners:PLAINTEXT://127.0.0.1:9092\n"
+      "log.dirs=/a,\\\n    /b\nempty=\n");
+  REQUIRE(props.at("node.id") == "3");
+  REQUIRE(props.at("listeners") == "PLAINTEXT://127.0.0.1:9092");
+  REQUIRE(props.at("log.dirs") == "/a,/b");
+  REQUIRE(props.at("empty").empty());
+}
+
+TEST_CASE("Kafka's defaults apply and unknown keys are reported", "[config]") {
+  auto c = BrokerConfig::from({{"node.id", "1"}, {"no.such.key", "x"}});
+  REQUIRE(c.unknown_keys() == std::vector<std::string>{"no.such.key"});
+  REQUIRE(c.get_int("num.partitions") == 1);
+  REQUIRE(c.get_int("message.max.bytes") == 1048588);
+  REQUIRE(c.get_int("socket.request.max.bytes") == 104857600);
+  REQUIRE(c.get_long("connections.max.idle.ms") == 600000);
+  REQUIRE(c.log_retention_ms() == 168LL * 3600 * 1000);
+  REQUIRE(c.log_dirs() == std::vector<std::string>{"/tmp/kafka-logs"});
+  REQUIRE(c.listeners().at(0).port == 9092);
+  REQUIRE(c.get_bool("runnel.acks.all.fsync"));
+}
+
+TEST_CASE("retention: ms over minutes over hours", "[config]") {
+  REQUIRE(BrokerConfig::from({{"node.id", "1"}, {"log.retention.minutes", "2"}}).log_retention_ms() == 120000);
+  REQUIRE(BrokerConfig::from({{"node.id", "1"}, {"log.retention.minutes", "2"}, {"log.retention.ms", "5"}})
+              .log_retention_ms() == 5);
+  REQUIRE(BrokerConfig::from({{"node.id", "1"}, {"log.retention.hours", "-1"}}).log_retention_ms() == -1);
+}
+
+TEST_CASE("an invalid value stops startup naming the key", "[config]") {
+  auto fails_with = [](std::map<std::string, std::string> p, const std::string& key) {
+    p.emplace("node.id", "1");
+    try {
+      BrokerConfig::from(p);
+    } catch (const ConfigError& e) {
+      return std::string(e.what()).find(key) != std::string::npos;
+    }
+    return false;
+  };
+  REQUIRE(fails_with({{"num.partitions", "zero"}}, "num.partitions"));
+  REQUIRE(fails_with({{"num.partitions", "0"}}, "num.partitions"));
+  REQUIRE(fails_with({{"auto.create.topics.enable", "yes"}}, "auto.create.topics.enable"));
+  REQUIRE(fails_with({{"listeners", "127.0.0.1:9092"}}, "listeners"));
+  REQUIRE(fails_with({{"listeners", "PLAINTEXT://:99999"}}, "listeners"));
+  REQUIRE(fails_with({{"log.message.timestamp.type", "Sometimes"}}, "log.message.timestamp.type"));
+  REQUIRE_THROWS_AS(BrokerConfig::from({}), ConfigError);  // node.id is required
+}
+
+TEST_CASE("topic configs take the broker's log.* values as defaults", "[config]") {
+  auto broker = BrokerConfig::from({{"node.id", "1"}, {"log.retention.hours", "2"}, {"log.segment.bytes", "1048576"}});
+  REQUIRE(topic_config_value(broker, {}, "retention.ms") == "7200000");
+  REQUIRE(topic_config_value(broker, {}, "segment.bytes") == "1048576");
+  REQUIRE(topic_config_value(broker, {{"retention.ms", "5"}}, "retention.ms") == "5");
+  REQUIRE(topic_config_value(broker, {}, "cleanup.policy") == "delete");
+  auto entries = describe_topic_configs(broker, {{"retention.ms", "5"}});
+  auto it = std::find_if(entries.begin(), entries.end(), [](auto& e) { return e.name == "retention.ms"; });
+  REQUIRE(it != entries.end());
+  REQUIRE(it->source == ConfigSource::dynamic_topic_config);
+  REQUIRE(it->synonyms.size() == 3);  // the override, log.retention.hours (set), log.retention.hours (default)
+  REQUIRE(validate_topic_config("retention.ms", "abc").find("retention.ms") != std::string::npos);
+  REQUIRE_FALSE(validate_topic_config("remote.storage.enable", "true").empty());
+}
