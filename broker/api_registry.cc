@@ -22,6 +22,7 @@ const auto kRoutes = std::to_array<ApiRoute>({
     route<ApiVersionsApi, handle_api_versions>(),
     route<CreateTopicsApi, handle_create_topics>(),
     route<DeleteTopicsApi, handle_delete_topics>(),
+    route<InitProducerIdApi, handle_init_producer_id>(),
 });
 
 }  // namespace

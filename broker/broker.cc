@@ -54,11 +54,13 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
                       config_.get_long("queued.max.request.bytes") > 0
                           ? static_cast<size_t>(config_.get_long("queued.max.request.bytes"))
                           : 0),
-      blocking_(static_cast<size_t>(config_.get_int("num.io.threads"))) {
+      blocking_(static_cast<size_t>(config_.get_int("num.io.threads"))),
+      producer_ids_(std::filesystem::path(config_.log_dirs().front()) / "runnel-producer-ids") {
   for (const auto& d : config_.log_dirs()) std::filesystem::create_directories(d);
   logs_ = open_logs(config_, cluster_id_, TopicTable::log_config(config_, {}));
   topics_ = std::make_unique<TopicTable>(config_, *logs_);
   if (auto ec = topics_->load()) throw std::runtime_error("cannot load topics: " + ec.message());
+  if (auto ec = producer_ids_.load()) throw std::runtime_error("cannot read runnel-producer-ids: " + ec.message());
 }
 
 Broker::~Broker() { blocking_.join(); }

@@ -10,6 +10,7 @@
 
 #include "broker/asio.h"
 #include "broker/config.h"
+#include "broker/producer_ids.h"
 #include "broker/request_memory.h"
 #include "broker/topic_table.h"
 #include "storage/log_manager.h"
@@ -32,6 +33,7 @@ class Broker {
   RequestMemory& request_memory() { return request_memory_; }
   TopicTable& topics() { return *topics_; }
   storage::LogManager& logs() { return *logs_; }
+  ProducerIdManager& producer_ids() { return producer_ids_; }
 
   // Runs `fn` on the blocking pool; the returned awaitable resumes the
   // caller on its own executor with fn's result (or fn's exception). Not a
@@ -91,6 +93,7 @@ class Broker {
   asio::thread_pool blocking_;
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<TopicTable> topics_;
+  ProducerIdManager producer_ids_;
   std::vector<std::weak_ptr<Connection>> connections_;
   bool stopping_ = false;
 };

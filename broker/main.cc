@@ -1,4 +1,5 @@
 // runnel: the broker (`runnel serve`) and what the codec speaks (`runnel apis`).
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -88,6 +89,9 @@ int serve(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A peer that closes while a response is being sent must cost only that
+  // connection: sendfile(2) has no MSG_NOSIGNAL, so SIGPIPE is ignored.
+  std::signal(SIGPIPE, SIG_IGN);
   if (argc < 2) return usage();
   if (std::strcmp(argv[1], "apis") == 0) return list_apis();
   if (std::strcmp(argv[1], "serve") == 0) return serve(argc, argv);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "broker/asio.h"
+#include "broker/producer_state.h"
 #include "storage/log.h"
 
 namespace runnel::broker {
@@ -46,6 +47,17 @@ class Partition {
   const std::vector<int32_t>& isr() const { return replicas_; }
 
   DataSignal& data_signal() { return signal_; }
+  ProducerStateTable& producers() { return producers_; }
+  // Drops producers idle longer than producer.id.expiration.ms; runs at
+  // most once a minute, on the produce path.
+  void maybe_expire_producers(int64_t now_ms, int64_t expiration_ms) {
+    if (now_ms - last_expiry_ms_ < 60'000) return;
+    last_expiry_ms_ = now_ms;
+    producers_.expire(now_ms, expiration_ms);
+  }
+
+  // Rebuilds the idempotent producers' state from the batches in the log.
+  std::error_code load_producer_state();
 
  private:
   std::string topic_;
@@ -54,6 +66,8 @@ class Partition {
   std::vector<int32_t> replicas_;
   int32_t leader_epoch_ = 0;
   DataSignal signal_;
+  ProducerStateTable producers_;
+  int64_t last_expiry_ms_ = 0;
 };
 
 }  // namespace runnel::broker

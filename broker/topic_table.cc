@@ -105,7 +105,9 @@ Result<std::shared_ptr<Partition>> TopicTable::open_partition(const Topic& topic
     auto ec = (*log)->assign_leader_epoch(0, (*log)->log_end_offset());
     if (ec) return ec;
   }
-  return std::make_shared<Partition>(topic.name, index, *log, config_.node_id());
+  auto part = std::make_shared<Partition>(topic.name, index, *log, config_.node_id());
+  if (auto ec = part->load_producer_state()) return ec;
+  return part;
 }
 
 std::shared_ptr<Topic> TopicTable::find(const std::string& name) const {

@@ -11,6 +11,7 @@
 #include "broker/logging.h"
 #include "broker/produce_validation.h"
 #include "protocol/error_codes.h"
+#include "protocol/records/batch_format.h"
 
 namespace runnel::broker {
 
@@ -96,6 +97,35 @@ awaitable<p::ProduceResponse> handle_produce(RequestContext& ctx, p::ProduceRequ
         any_error = true;
         continue;
       }
+      auto header = *protocol::records::read_batch_header(batch.bytes);
+      if (header.is_transactional()) {
+        // Transactions are not implemented yet: no producer can hold a
+        // transactional id here (InitProducerId refuses them).
+        tr.partition_responses.push_back(error_response(pd.index, ErrorCode::invalid_txn_state));
+        any_error = true;
+        continue;
+      }
+      if (header.producer_id >= 0) {
+        part->maybe_expire_producers(now_ms, b.config().get_int("producer.id.expiration.ms"));
+        SequenceCheck check = part->producers().check(header);
+        if (check.error != ErrorCode::none) {
+          tr.partition_responses.push_back(error_response(pd.index, check.error));
+          any_error = true;
+          continue;
+        }
+        if (check.duplicate_of) {
+          // Already appended: acknowledge with the original offsets, append nothing.
+          PartitionResponse r;
+          r.index = pd.index;
+          r.base_offset = check.duplicate_of->first_offset;
+          if (topic_config_value(b.config(), t->overrides, "message.timestamp.type") == "LogAppendTime")
+            r.log_append_time_ms = check.duplicate_of->timestamp;
+          r.log_start_offset = part->log().log_start_offset();
+          tr.partition_responses.push_back(std::move(r));
+          if (req.acks == -1) to_sync.push_back(part->log_ptr());
+          continue;
+        }
+      }
       auto info = part->log().append(batch.bytes, part->leader_epoch());
       if (!info) {
         RLOG_ERROR("append to %s-%d failed: %s", topic.name.c_str(), pd.index, info.error().message().c_str());
@@ -103,6 +133,9 @@ awaitable<p::ProduceResponse> handle_produce(RequestContext& ctx, p::ProduceRequ
         any_error = true;
         continue;
       }
+      if (header.producer_id >= 0)
+        part->producers().update(header, info->base_offset,
+                                 info->log_append_time_ms >= 0 ? info->log_append_time_ms : header.max_timestamp);
       part->data_signal().notify();
       PartitionResponse r;
       r.index = pd.index;

@@ -16,5 +16,6 @@ awaitable<p::MetadataResponse> handle_metadata(RequestContext& ctx, p::MetadataR
 awaitable<p::ApiVersionsResponse> handle_api_versions(RequestContext& ctx, p::ApiVersionsRequest& req);
 awaitable<p::CreateTopicsResponse> handle_create_topics(RequestContext& ctx, p::CreateTopicsRequest& req);
 awaitable<p::DeleteTopicsResponse> handle_delete_topics(RequestContext& ctx, p::DeleteTopicsRequest& req);
+awaitable<p::InitProducerIdResponse> handle_init_producer_id(RequestContext& ctx, p::InitProducerIdRequest& req);
 
 }  // namespace runnel::broker

@@ -1,0 +1,32 @@
+// InitProducerId (key 22): a producer id and epoch for an idempotent
+// producer. Without a transactional id Kafka always hands out a fresh id at
+// epoch 0, also when the request names its current id and epoch (v3+,
+// KIP-360): an idempotent producer bumps its epoch itself and the partition
+// accepts the new epoch starting at sequence 0. Transactions are not
+// implemented yet, so a transactional id is refused.
+#include "broker/broker.h"
+#include "broker/handlers/handlers.h"
+#include "broker/logging.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+awaitable<p::InitProducerIdResponse> handle_init_producer_id(RequestContext& ctx, p::InitProducerIdRequest& req) {
+  p::InitProducerIdResponse resp;
+  resp.producer_epoch = -1;
+  if (req.transactional_id) {
+    resp.error_code = p::code(p::ErrorCode::transactional_id_authorization_failed);
+    co_return resp;
+  }
+  int64_t id = -1;
+  if (auto ec = ctx.broker.producer_ids().next(id)) {
+    RLOG_ERROR("allocating a producer id: %s", ec.message().c_str());
+    resp.error_code = p::code(p::ErrorCode::kafka_storage_error);
+    co_return resp;
+  }
+  resp.producer_id = id;
+  resp.producer_epoch = 0;
+  co_return resp;
+}
+
+}  // namespace runnel::broker

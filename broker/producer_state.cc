@@ -1,0 +1,59 @@
+#include "broker/producer_state.h"
+
+namespace runnel::broker {
+
+using protocol::ErrorCode;
+
+namespace {
+
+// Kafka's ProducerStateEntry.inSequence: the next batch continues the last.
+bool in_sequence(int32_t last_seq, int32_t next_seq) {
+  return static_cast<int64_t>(next_seq) == static_cast<int64_t>(last_seq) + 1 ||
+         (next_seq == 0 && last_seq == INT32_MAX);
+}
+
+}  // namespace
+
+const ProducerEntry* ProducerStateTable::find(int64_t producer_id) const {
+  auto it = producers_.find(producer_id);
+  return it == producers_.end() ? nullptr : &it->second;
+}
+
+SequenceCheck ProducerStateTable::check(const protocol::records::BatchHeader& batch) const {
+  const ProducerEntry* entry = find(batch.producer_id);
+  if (!entry) return {};  // no state: any sequence is accepted
+  const int32_t first_seq = batch.base_sequence;
+  const int32_t last_seq = batch.last_sequence();
+  if (batch.producer_epoch == entry->epoch) {
+    for (const auto& b : entry->batches)
+      if (b.first_seq == first_seq && b.last_seq == last_seq) return {ErrorCode::none, &b};
+  }
+  if (batch.producer_epoch < entry->epoch) return {ErrorCode::invalid_producer_epoch, nullptr};
+  if (batch.producer_epoch != entry->epoch) {
+    // A bumped epoch (the client's recovery after an error) restarts at 0.
+    if (first_seq != 0) return {ErrorCode::out_of_order_sequence_number, nullptr};
+    return {};
+  }
+  if (entry->batches.empty()) return {};  // epoch known, sequence not: accepted, as Kafka does
+  if (!in_sequence(entry->batches.back().last_seq, first_seq))
+    return {ErrorCode::out_of_order_sequence_number, nullptr};
+  return {};
+}
+
+void ProducerStateTable::update(const protocol::records::BatchHeader& batch, int64_t first_offset, int64_t timestamp) {
+  ProducerEntry& entry = producers_[batch.producer_id];
+  if (batch.producer_epoch != entry.epoch) {
+    entry.epoch = batch.producer_epoch;
+    entry.batches.clear();
+  }
+  entry.batches.push_back({batch.base_sequence, batch.last_sequence(), first_offset,
+                           first_offset + batch.last_offset_delta, timestamp});
+  if (entry.batches.size() > kBatchesToRetain) entry.batches.pop_front();
+  entry.last_timestamp = timestamp;
+}
+
+void ProducerStateTable::expire(int64_t now_ms, int64_t expiration_ms) {
+  std::erase_if(producers_, [&](const auto& kv) { return kv.second.last_timestamp < now_ms - expiration_ms; });
+}
+
+}  // namespace runnel::broker
