@@ -96,10 +96,10 @@ awaitable<void> Connection::request_loop() {
     auto [ec2, n2] = co_await asio::async_read(socket_, asio::buffer(*frame), as_tuple_awaitable);
     if (ec2) break;
     last_activity_ = std::chrono::steady_clock::now();
-    if (!co_await serve(std::move(frame))) {
-      close();
-      co_return;
-    }
+    // A malformed request ends the connection, but only after the responses
+    // already queued have been sent: Kafka serves one request at a time, so
+    // everything before the bad one would have been answered.
+    if (!co_await serve(std::move(frame))) break;
     if (stop_reading_) break;
   }
   // No more requests: the response loop sends what is queued, then the end
@@ -173,7 +173,6 @@ awaitable<bool> Connection::answer_unsupported_api_versions(const proto::Request
 }
 
 awaitable<bool> Connection::queue(OutboundResponse response) {
-  ++in_flight_;
   auto [ec] = co_await responses_.async_send(error_code{}, std::move(response), as_tuple_awaitable);
   co_return !ec;
 }
@@ -188,7 +187,6 @@ awaitable<void> Connection::response_loop() {
     } catch (const boost::system::system_error&) {
       break;  // the peer went away
     }
-    --in_flight_;
     last_activity_ = std::chrono::steady_clock::now();
   }
   close();
@@ -228,7 +226,9 @@ awaitable<void> Connection::idle_watchdog() {
     timer.expires_at(deadline);
     co_await timer.async_wait(as_tuple_awaitable);
     if (closed_) co_return;
-    if (in_flight_ == 0 && std::chrono::steady_clock::now() >= last_activity_ + idle) {
+    // No read and no completed write for the whole period: a client that
+    // stopped reading its responses counts as idle too.
+    if (std::chrono::steady_clock::now() >= last_activity_ + idle) {
       RLOG_INFO("closing connection from %s: idle for connections.max.idle.ms", peer_.c_str());
       co_return;
     }

@@ -55,7 +55,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using Channel = asio::experimental::channel<void(error_code, OutboundResponse)>;
   Channel responses_;
   std::chrono::steady_clock::time_point last_activity_;
-  int in_flight_ = 0;  // requests read whose responses have not been written
   bool closed_ = false;
   bool stop_reading_ = false;
 };

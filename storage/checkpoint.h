@@ -7,6 +7,7 @@
 //
 //   <log dir>/recovery-point-offset-checkpoint   "<topic> <partition> <offset>"
 //   <log dir>/log-start-offset-checkpoint        "<topic> <partition> <offset>"
+//   <log dir>/cleaner-offset-checkpoint          "<topic> <partition> <offset>"
 //   <partition dir>/leader-epoch-checkpoint      "<epoch> <start offset>"
 //
 // Every line ends in '\n'. A missing or empty file reads as no entries, as
@@ -28,6 +29,7 @@ namespace fs = std::filesystem;
 
 inline constexpr const char* kRecoveryPointCheckpointFile = "recovery-point-offset-checkpoint";
 inline constexpr const char* kLogStartOffsetCheckpointFile = "log-start-offset-checkpoint";
+inline constexpr const char* kCleanerOffsetCheckpointFile = "cleaner-offset-checkpoint";
 inline constexpr const char* kLeaderEpochCheckpointFile = "leader-epoch-checkpoint";
 
 struct EpochEntry {

@@ -53,6 +53,7 @@ struct LogOptions {
   bool clean_shutdown = false;   // the log dir had .kafka_cleanshutdown
   Clock clock;                   // defaults to the wall clock
   RecordTimesFn record_times;    // decodes compressed batches for ListOffsets
+  int64_t cleaner_checkpoint = 0;  // from cleaner-offset-checkpoint: first dirty offset
   std::optional<protocol::Uuid> topic_id;  // checked against / written to partition.metadata
 };
 
@@ -61,6 +62,34 @@ struct AppendInfo {
   int64_t last_offset = 0;
   int64_t log_append_time_ms = kNoTimestamp;  // set only with message.timestamp.type=LogAppendTime
   int64_t log_start_offset = 0;
+};
+
+// One compaction pass's limits (Kafka's log.cleaner.* settings), and a test hook.
+struct CleanerOptions {
+  size_t max_map_keys = 1 << 20;           // keys of the dirty range remembered per pass
+  int64_t max_dirty_bytes = 64LL << 20;    // dirty bytes read per pass (at least one batch)
+  size_t max_decompressed_bytes = 256 << 20;
+  // Tests: stop right after this step, leaving the files as a crash would.
+  enum class StopAfter : uint8_t { never, cleaned_written, swap_renamed, old_deleted } stop_after = StopAfter::never;
+};
+
+// What the cleaner sees in a log (Kafka's LogToClean).
+struct CleanableInfo {
+  int64_t first_dirty_offset = 0;
+  int64_t first_uncleanable_offset = 0;
+  int64_t clean_bytes = 0;
+  int64_t cleanable_bytes = 0;
+  double cleanable_ratio = 0;
+  bool need_compaction_now = false;  // max.compaction.lag.ms passed
+  bool due = false;                  // the cleaner would clean it now
+};
+
+struct CleanResult {
+  bool cleaned = false;
+  int64_t end_offset = 0;  // the next pass starts here (cleaner checkpoint)
+  int segments_in = 0, segments_out = 0;
+  int64_t bytes_in = 0, bytes_out = 0;
+  int64_t records_removed = 0;
 };
 
 struct LogReadInfo {
@@ -115,6 +144,14 @@ class Log {
   // watermark) and deletes segments wholly below it. Returns the new log
   // start offset; offset_out_of_range above the high watermark.
   Result<int64_t> delete_records(int64_t offset);
+  // Compaction (cleanup.policy=compact), Kafka's LogCleaner: see
+  // log_cleaner.cc. cleanable() tells whether a pass is due at `now_ms`;
+  // clean() runs one bounded pass if it is (or always, with `force`).
+  Result<CleanableInfo> cleanable(int64_t now_ms);
+  Result<CleanResult> clean(int64_t now_ms, const CleanerOptions& options = {}, bool force = false);
+  // The cleaner checkpoint: offsets below it have been compacted.
+  int64_t first_dirty_offset() const;
+  void set_first_dirty_offset(int64_t offset);
   // Removes every batch at or after the one holding `offset` (replication).
   std::error_code truncate_to(int64_t offset);
   // Empties the log and restarts it at `offset` (a follower too far behind).
@@ -161,6 +198,10 @@ class Log {
   Result<int> delete_segments_while(const DeletePredicate& predicate);
   std::error_code remove_segments(size_t first, size_t count, bool delay);
   void delete_expired_files(int64_t now);
+  Result<CleanableInfo> cleanable_locked(int64_t now);
+  std::error_code replace_with_cleaned(size_t first, size_t count, int64_t base, const CleanerOptions& options,
+                                       bool& stopped);
+  std::error_code recover_swap_files();
 
   fs::path dir_;
   mutable std::mutex mu_;
@@ -182,6 +223,7 @@ class Log {
     int64_t due_ms;
   };
   std::vector<PendingDelete> pending_deletes_;
+  int64_t first_dirty_offset_ = 0;  // the cleaner checkpoint
 };
 
 }  // namespace runnel::storage

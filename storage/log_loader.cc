@@ -1,6 +1,8 @@
 // Log::open: loading a partition directory and recovering it after an
 // unclean stop (Kafka's LogLoader).
 //
+// 0. A compaction swap that a crash interrupted is finished (its .swap is
+//    complete) or rolled back (only a .cleaned exists): log_cleaner.cc.
 // 1. Leftovers go: *.deleted files (deletions that did not finish), *.cleaned
 //    (an unfinished compaction output), *.tmp, and index files without a .log.
 // 2. Each .log becomes a segment; a missing index is rebuilt from it.
@@ -66,6 +68,10 @@ std::error_code Log::load(const LogOptions& options) {
   if (!epochs) return epochs.error();
   epochs_ = std::move(*epochs);
   epochs_.defer_writes();
+
+  first_dirty_offset_ = options.cleaner_checkpoint;
+  // 0. A compaction swap a crash interrupted (log_cleaner.cc).
+  if (auto rec = recover_swap_files()) return rec;
 
   // 1. Leftovers, and the segment list.
   std::vector<int64_t> bases;

@@ -70,6 +70,8 @@ std::error_code LogManager::open_dir(size_t index) {
   auto start_offsets = read_offset_checkpoint(dir / kLogStartOffsetCheckpointFile);
   OffsetCheckpoint rp = recovery_points ? *recovery_points : OffsetCheckpoint();
   OffsetCheckpoint lso = start_offsets ? *start_offsets : OffsetCheckpoint();
+  auto cleaner_offsets = read_offset_checkpoint(dir / kCleanerOffsetCheckpointFile);
+  OffsetCheckpoint cleaned = cleaner_offsets ? *cleaner_offsets : OffsetCheckpoint();
 
   int64_t t = now();
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -86,6 +88,7 @@ std::error_code LogManager::open_dir(size_t index) {
     lo.clean_shutdown = clean;
     lo.recovery_point = rp.count(*tp) ? rp[*tp] : 0;
     lo.log_start_offset = lso.count(*tp) ? lso[*tp] : 0;
+    lo.cleaner_checkpoint = cleaned.count(*tp) ? cleaned[*tp] : 0;
     lo.clock = clock_;
     lo.record_times = options_.record_times;
     auto log = Log::open(entry.path(), options_.default_config, std::move(lo));
@@ -179,16 +182,18 @@ std::error_code LogManager::flush_dirty_logs(int64_t now_ms) {
 }
 
 std::error_code LogManager::checkpoint_dir(size_t index, const std::map<TopicPartition, Entry>& logs) {
-  OffsetCheckpoint rp, lso;
+  OffsetCheckpoint rp, lso, cleaned;
   for (const auto& [tp, e] : logs) {
     if (e.dir_index != index) continue;
     rp[tp] = e.log->recovery_point();
+    if (e.log->config().cleanup_compact) cleaned[tp] = e.log->first_dirty_offset();
     auto bases = e.log->segment_base_offsets();
     int64_t start = e.log->log_start_offset();
     if (!bases.empty() && start > bases.front()) lso[tp] = start;
   }
   const fs::path& dir = options_.log_dirs[index];
   if (auto ec = write_offset_checkpoint(dir / kRecoveryPointCheckpointFile, rp)) return ec;
+  if (auto ec = write_offset_checkpoint(dir / kCleanerOffsetCheckpointFile, cleaned)) return ec;
   return write_offset_checkpoint(dir / kLogStartOffsetCheckpointFile, lso);
 }
 
@@ -217,6 +222,27 @@ std::error_code LogManager::delete_removed_dirs(int64_t now_ms) {
   return first;
 }
 
+Result<CleanResult> LogManager::run_cleaner(int64_t now_ms) {
+  std::vector<std::shared_ptr<Log>> logs;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return CleanResult{};
+    for (const auto& [_, e] : logs_)
+      if (e.log->config().cleanup_compact) logs.push_back(e.log);
+  }
+  // The filthiest log whose cleaning is due (Kafka's grabFilthiestCompactedLog).
+  std::shared_ptr<Log> filthiest;
+  double best = -1;
+  for (const auto& log : logs) {
+    auto info = log->cleanable(now_ms);
+    if (!info || !info->due) continue;
+    double score = info->need_compaction_now ? 2.0 : info->cleanable_ratio;
+    if (score > best) best = score, filthiest = log;
+  }
+  if (!filthiest) return CleanResult{};
+  return filthiest->clean(now_ms, options_.cleaner);
+}
+
 std::error_code LogManager::tick(int64_t now_ms) {
   std::error_code first;
   auto keep = [&](std::error_code ec) {
@@ -236,6 +262,10 @@ std::error_code LogManager::tick(int64_t now_ms) {
   if (retention) {
     auto n = run_retention();
     if (!n) keep(n.error());
+  }
+  if (options_.cleaner_enable) {
+    auto cleaned = run_cleaner(now_ms);
+    if (!cleaned) keep(cleaned.error());
   }
   if (flush) keep(flush_dirty_logs(now_ms));
   if (checkpoints) keep(checkpoint());

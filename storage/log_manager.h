@@ -5,6 +5,7 @@
 //            /recovery-point-offset-checkpoint    per partition: offset below which all is fsynced
 //            /log-start-offset-checkpoint         per partition whose log start offset is past its
 //                                                 first segment (checkpoint.h)
+//            /cleaner-offset-checkpoint           per compacted partition: its first dirty offset
 //            /.kafka_cleanshutdown                {"broker_epoch":"<n>","version":"0"}, written
 //                                                 by close(), removed by open()
 //            /<topic>-<partition>/                one Log (log.h)
@@ -14,7 +15,8 @@
 // open() loads every partition directory, recovering the logs of a log dir
 // that has no clean-shutdown marker. The periodic work (retention every
 // log.retention.check.interval.ms, flush.ms flushes, checkpoints, removing
-// deleted directories) runs when the broker calls tick() from a timer.
+// deleted directories, one bounded compaction pass) runs when the broker
+// calls tick() from a timer.
 //
 // Thread-safe: every method may be called from any thread.
 #pragma once
@@ -50,6 +52,8 @@ struct LogManagerOptions {
   int64_t retention_check_interval_ms = 300000; // log.retention.check.interval.ms
   int64_t flush_check_interval_ms = 1000;       // how often flush.ms is looked at
   int64_t checkpoint_interval_ms = 60000;       // log.flush.offset.checkpoint.interval.ms
+  bool cleaner_enable = true;                   // log.cleaner.enable
+  CleanerOptions cleaner;                       // one compaction pass's bounds
 };
 
 class LogManager {
@@ -71,6 +75,8 @@ class LogManager {
 
   // One retention pass over every log; returns the segments deleted.
   Result<int> run_retention();
+  // One bounded compaction pass over the filthiest compacted log that is due.
+  Result<CleanResult> run_cleaner(int64_t now_ms);
   // Syncs logs whose flush.ms passed or that rolled a segment.
   std::error_code flush_dirty_logs(int64_t now_ms);
   // Rewrites both offset checkpoints in every log dir.

@@ -6,8 +6,8 @@
 // first segment that must stay; the active segment is never removed, nor a
 // segment holding offsets at or above the high watermark. Removed segments
 // are renamed *.deleted and unlinked file.delete.delay.ms later, so fetches
-// in flight finish. (The log cleaner, for cleanup.policy=compact, will add
-// a third way of rewriting segments here.)
+// in flight finish. The third way segments change, compaction, is in
+// log_cleaner.cc.
 #include <algorithm>
 
 #include "storage/log.h"

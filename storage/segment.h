@@ -73,6 +73,9 @@ class Segment {
   static fs::path index_path(const fs::path& dir, int64_t base_offset);
   static fs::path time_index_path(const fs::path& dir, int64_t base_offset);
   static constexpr const char* kDeletedSuffix = ".deleted";
+  // Compaction output being written, and output ready to replace its inputs.
+  static constexpr const char* kCleanedSuffix = ".cleaned";
+  static constexpr const char* kSwapSuffix = ".swap";
 
   // A new, empty segment; files left with that base offset are replaced.
   static Result<std::unique_ptr<Segment>> create(const fs::path& dir, int64_t base_offset, const LogConfig& config,
@@ -92,6 +95,12 @@ class Segment {
   // --- append
   bool should_roll(const RollParams& p);
   int64_t time_waited_for_roll(int64_t now_ms, int64_t message_timestamp);
+  // The first batch's max timestamp (Kafka's getFirstBatchTimestamp), for
+  // max.compaction.lag.ms; nullopt for an empty segment.
+  std::optional<int64_t> first_batch_timestamp() {
+    load_rolling_timestamp();
+    return rolling_timestamp_;
+  }
   // Appends whole batches whose offsets are already assigned; adds index
   // entries every index.interval.bytes. `last_offset` must fit the index.
   std::error_code append(ByteView batches, int64_t last_offset, int64_t max_timestamp,

@@ -85,6 +85,7 @@ awaitable<p::CreateTopicsResponse> handle_create_topics(RequestContext& ctx, p::
     }
     Result_ r;
     r.name = t.name;
+    r.error_message = std::nullopt;  // Kafka answers null, not "", when there is no error
     r.num_partitions = partitions;
     r.replication_factor = rf;
     if (!req.validate_only) {

@@ -1,0 +1,303 @@
+"""Kafka request and response bytes built by hand from the protocol's
+documented layouts (kafka.apache.org/protocol), for tests that must send
+what no client library would: only the few messages and versions the
+bad-input test needs, all non-flexible except where noted.
+"""
+
+import socket
+import struct
+
+
+# -- primitives ---------------------------------------------------------------
+
+def i8(v):
+    return struct.pack(">b", v)
+
+
+def i16(v):
+    return struct.pack(">h", v)
+
+
+def i32(v):
+    return struct.pack(">i", v)
+
+
+def i64(v):
+    return struct.pack(">q", v)
+
+
+def string(s):
+    """STRING / NULLABLE_STRING: int16 length, -1 for null."""
+    if s is None:
+        return i16(-1)
+    b = s.encode() if isinstance(s, str) else s
+    return i16(len(b)) + b
+
+
+def bytes_(b):
+    """BYTES / NULLABLE_BYTES: int32 length, -1 for null."""
+    if b is None:
+        return i32(-1)
+    return i32(len(b)) + b
+
+
+def array(items):
+    return i32(len(items)) + b"".join(items)
+
+
+def uvarint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def varint(v):
+    """Zigzag varint (varlong too: Python ints are unbounded)."""
+    return uvarint((v << 1) ^ (v >> 63))
+
+
+# -- CRC-32C (Castagnoli), as RecordBatch v2 uses ------------------------------
+
+def _crc32c_table():
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC_TABLE = _crc32c_table()
+
+
+def crc32c(data):
+    c = 0xFFFFFFFF
+    for b in data:
+        c = _CRC_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+# -- RecordBatch v2 -------------------------------------------------------------
+
+def record(offset_delta, timestamp_delta, key, value, headers=()):
+    body = i8(0) + varint(timestamp_delta) + varint(offset_delta)
+    body += varint(-1) if key is None else varint(len(key)) + key
+    body += varint(-1) if value is None else varint(len(value)) + value
+    body += varint(len(headers))
+    for hk, hv in headers:
+        hk = hk.encode()
+        body += varint(len(hk)) + hk
+        body += varint(-1) if hv is None else varint(len(hv)) + hv
+    return varint(len(body)) + body
+
+
+def record_batch(records, base_timestamp, crc_xor=0):
+    """An uncompressed v2 batch of (key, value, headers) at CreateTime
+    base_timestamp + i; crc_xor != 0 breaks the CRC on purpose."""
+    recs = b"".join(record(i, i, k, v, h) for i, (k, v, h) in enumerate(records))
+    after_crc = (i16(0)                              # attributes: no codec, CreateTime
+                 + i32(len(records) - 1)             # lastOffsetDelta
+                 + i64(base_timestamp)
+                 + i64(base_timestamp + len(records) - 1)
+                 + i64(-1) + i16(-1) + i32(-1)       # producerId, producerEpoch, baseSequence
+                 + i32(len(records)) + recs)
+    crc = crc32c(after_crc) ^ crc_xor
+    after_length = i32(0) + i8(2) + struct.pack(">I", crc) + after_crc  # partitionLeaderEpoch, magic
+    return i64(0) + i32(len(after_length)) + after_length
+
+
+# -- requests -------------------------------------------------------------------
+
+def request(api_key, version, correlation_id, body, client_id="runnel-compat", flexible=False):
+    """A whole frame: size, request header v1 (v2 when flexible), body."""
+    header = i16(api_key) + i16(version) + i32(correlation_id) + string(client_id)
+    if flexible:
+        header += uvarint(0)  # no tagged fields
+    payload = header + body
+    return i32(len(payload)) + payload
+
+
+def api_versions_v0(correlation_id):
+    return request(18, 0, correlation_id, b"")
+
+
+def metadata_v1(correlation_id, topics=None):
+    body = i32(-1) if topics is None else array([string(t) for t in topics])
+    return request(3, 1, correlation_id, body)
+
+
+def create_topics_v4(correlation_id, topics, timeout_ms=10000, validate_only=False):
+    """topics: [(name, partitions, replication_factor)]."""
+    items = [string(n) + i32(p) + i16(rf) + array([]) + array([]) for n, p, rf in topics]
+    body = array(items) + i32(timeout_ms) + i8(1 if validate_only else 0)
+    return request(19, 4, correlation_id, body)
+
+
+def produce_v8(correlation_id, acks, topic_partitions, timeout_ms=30000):
+    """topic_partitions: {topic: [(partition, batch bytes)]}."""
+    topics = [string(t) + array([i32(p) + bytes_(b) for p, b in parts]) for t, parts in topic_partitions.items()]
+    body = string(None) + i16(acks) + i32(timeout_ms) + array(topics)
+    return request(0, 8, correlation_id, body)
+
+
+def fetch_v4(correlation_id, topic, partition, offset, max_wait_ms=5000, min_bytes=1):
+    body = (i32(-1) + i32(max_wait_ms) + i32(min_bytes) + i32(50 << 20) + i8(0)
+            + array([string(topic) + array([i32(partition) + i64(offset) + i32(1 << 20)])]))
+    return request(1, 4, correlation_id, body)
+
+
+# -- responses ------------------------------------------------------------------
+
+class Reader:
+    def __init__(self, data):
+        self.data = data
+        self.pos = 0
+
+    def take(self, n):
+        if self.pos + n > len(self.data):
+            raise ValueError("response truncated at %d (+%d of %d)" % (self.pos, n, len(self.data)))
+        b = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return b
+
+    def i8(self):
+        return struct.unpack(">b", self.take(1))[0]
+
+    def i16(self):
+        return struct.unpack(">h", self.take(2))[0]
+
+    def i32(self):
+        return struct.unpack(">i", self.take(4))[0]
+
+    def i64(self):
+        return struct.unpack(">q", self.take(8))[0]
+
+    def string(self):
+        n = self.i16()
+        return None if n < 0 else self.take(n).decode()
+
+    def array(self, item):
+        n = self.i32()
+        return None if n < 0 else [item(self) for _ in range(n)]
+
+    def done(self):
+        return self.pos == len(self.data)
+
+
+def parse_api_versions_v0(body):
+    """-> (error_code, [(key, min, max)])"""
+    r = Reader(body)
+    err = r.i16()
+    keys = r.array(lambda r: (r.i16(), r.i16(), r.i16()))
+    assert r.done(), "trailing bytes in ApiVersions v0 response"
+    return err, keys
+
+
+def parse_metadata_v1_topics(body):
+    """-> {name: (error_code, [partition ids])}"""
+    r = Reader(body)
+    r.array(lambda r: (r.i32(), r.string(), r.i32(), r.string()))  # brokers
+    r.i32()  # controller id
+    out = {}
+
+    def partition(r):
+        err, pid, leader = r.i16(), r.i32(), r.i32()
+        r.array(lambda r: r.i32())
+        r.array(lambda r: r.i32())
+        return pid
+
+    def topic(r):
+        err, name, internal = r.i16(), r.string(), r.i8()
+        out[name] = (err, r.array(partition))
+
+    r.array(topic)
+    assert r.done(), "trailing bytes in Metadata v1 response"
+    return out
+
+
+def parse_create_topics_v4(body):
+    """-> [(name, error_code, error_message)]"""
+    r = Reader(body)
+    r.i32()  # throttle
+    topics = r.array(lambda r: (r.string(), r.i16(), r.string()))
+    assert r.done(), "trailing bytes in CreateTopics v4 response"
+    return topics
+
+
+def parse_produce_v8(body):
+    """-> {(topic, partition): (error_code, base_offset, error_message)}"""
+    r = Reader(body)
+    out = {}
+
+    def partition(r, topic):
+        index, err, base = r.i32(), r.i16(), r.i64()
+        r.i64()  # log append time
+        r.i64()  # log start offset
+        r.array(lambda r: (r.i32(), r.string()))  # record errors
+        msg = r.string()
+        out[(topic, index)] = (err, base, msg)
+
+    def topic(r):
+        name = r.string()
+        r.array(lambda r: partition(r, name))
+
+    r.array(topic)
+    r.i32()  # throttle
+    assert r.done(), "trailing bytes in Produce v8 response"
+    return out
+
+
+# -- a connection ---------------------------------------------------------------
+
+class Connection:
+    def __init__(self, port, timeout=15.0):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def recv_exact(self, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                raise ConnectionError("closed by the broker after %d of %d bytes" % (len(buf), n))
+            buf += chunk
+        return buf
+
+    def response(self, correlation_id):
+        """The next response's body (after a v0 response header)."""
+        (size,) = struct.unpack(">i", self.recv_exact(4))
+        frame = self.recv_exact(size)
+        (corr,) = struct.unpack(">i", frame[:4])
+        assert corr == correlation_id, "correlation id %d, expected %d" % (corr, correlation_id)
+        return frame[4:]
+
+    def call(self, frame, correlation_id):
+        self.send(frame)
+        return self.response(correlation_id)
+
+    def expect_closed(self, what, timeout=15.0):
+        """The broker must close the connection (EOF or reset) without answering."""
+        self.sock.settimeout(timeout)
+        try:
+            data = self.sock.recv(65536)
+        except ConnectionResetError:
+            return
+        except socket.timeout:
+            raise AssertionError("%s: the connection is still open after %.0f s" % (what, timeout))
+        assert data == b"", "%s: expected the connection closed, got %d bytes: %r" % (what, len(data), data[:64])
+
+    def close(self):
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
