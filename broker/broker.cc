@@ -37,6 +37,7 @@ std::unique_ptr<storage::LogManager> open_logs(const BrokerConfig& config, const
   o.node_id = config.node_id();
   o.retention_check_interval_ms = config.get_long("log.retention.check.interval.ms");
   o.checkpoint_interval_ms = config.get_int("log.flush.offset.checkpoint.interval.ms");
+  o.cleaner_enable = config.get_bool("log.cleaner.enable");
   auto logs = storage::LogManager::open(std::move(o));
   if (!logs) throw std::runtime_error("cannot open log.dirs: " + logs.error().message());
   return std::move(*logs);
