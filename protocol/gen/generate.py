@@ -659,6 +659,34 @@ class Emitter:
         return result
 
 
+def common_structs_in_dependency_order(api):
+    """Shared structs, each after the shared structs it uses."""
+    def uses(struct):
+        for f in struct.fields:
+            if f.struct is None:
+                continue
+            if f.shared:
+                yield f.struct.name
+            else:
+                yield from uses(f.struct)
+
+    ordered, visiting = [], set()
+
+    def visit(s):
+        if s in ordered:
+            return
+        if s.name in visiting:
+            raise SchemaError(f"{api.file_stem}: shared struct {s.name} contains itself")
+        visiting.add(s.name)
+        for name in uses(s):
+            visit(api.common[name])
+        ordered.append(s)
+
+    for s in api.common.values():
+        visit(s)
+    return ordered
+
+
 def header(api):
     e = Emitter(api)
     out = [
@@ -677,11 +705,17 @@ def header(api):
         "namespace runnel::protocol {",
         "",
     ]
-    for s in api.common.values():
+    declared = []
+    for s in common_structs_in_dependency_order(api):
         common = Struct(f"{api.name}{s.name}")
         common.fields = s.fields
-        e.declare_struct(common, out, 0, set())
+        body = []
+        e.declare_struct(common, body, 0, set())
+        # Shared structs used inside this one are visible by their own name.
+        aliases = [f"  using {d} = {api.name}{d};" for d in declared]
+        out += [body[0]] + aliases + body[1:]
         out.append("")
+        declared.append(s.name)
     for s in (api.request, api.response):
         emitted = set()
         body = []
@@ -711,7 +745,8 @@ def header(api):
     return "\n".join(out)
 
 
-def source(api):
+def definitions(api, emitters):
+    """A .cc file of definitions: each emitter runs on every struct."""
     e = Emitter(api)
     out = [
         f"// Generated from protocol/schema/{api.file_stem}.schema by protocol/gen/generate.py.",
@@ -721,25 +756,18 @@ def source(api):
         "",
     ]
     for s, qual, within in e.all_structs():
-        e.encode_struct(s, qual, within, out)
-        e.decode_struct(s, qual, within, out)
+        for emit in emitters:
+            emit(e, s, qual, within, out)
     out += ["}  // namespace runnel::protocol", ""]
     return "\n".join(out)
+
+
+def source(api):
+    return definitions(api, [Emitter.encode_struct, Emitter.decode_struct])
 
 
 def random_source(api):
-    e = Emitter(api)
-    out = [
-        f"// Generated from protocol/schema/{api.file_stem}.schema by protocol/gen/generate.py.",
-        f'#include "protocol/messages/{api.file_stem}.h"',
-        "",
-        "namespace runnel::protocol {",
-        "",
-    ]
-    for s, qual, within in e.all_structs():
-        e.randomize_struct(s, qual, within, out)
-    out += ["}  // namespace runnel::protocol", ""]
-    return "\n".join(out)
+    return definitions(api, [Emitter.randomize_struct])
 
 
 def all_apis(apis):
