@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "broker/connection.h"
+#include "broker/group/group_service.h"
 #include "broker/logging.h"
 #include "broker/record_times.h"
 #include "storage/meta_properties.h"
@@ -62,6 +63,7 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
   topics_ = std::make_unique<TopicTable>(config_, *logs_);
   if (auto ec = topics_->load()) throw std::runtime_error("cannot load topics: " + ec.message());
   if (auto ec = producer_ids_.load()) throw std::runtime_error("cannot read runnel-producer-ids: " + ec.message());
+  groups_ = std::make_unique<group::GroupService>(*this);
 }
 
 Broker::~Broker() { blocking_.join(); }
@@ -86,7 +88,10 @@ void Broker::connection_closed(const Connection* c) {
   });
 }
 
-void Broker::start_background_work() { asio::co_spawn(io_, storage_ticks(), asio::detached); }
+void Broker::start_background_work() {
+  asio::co_spawn(io_, storage_ticks(), asio::detached);
+  groups_->start();
+}
 
 awaitable<void> Broker::storage_ticks() {
   asio::steady_timer timer(io_);

@@ -18,6 +18,9 @@
 namespace runnel::broker {
 
 class Connection;
+namespace group {
+class GroupService;
+}
 
 class Broker {
  public:
@@ -34,6 +37,7 @@ class Broker {
   TopicTable& topics() { return *topics_; }
   storage::LogManager& logs() { return *logs_; }
   ProducerIdManager& producer_ids() { return producer_ids_; }
+  group::GroupService& groups() { return *groups_; }
 
   // Runs `fn` on the blocking pool; the returned awaitable resumes the
   // caller on its own executor with fn's result (or fn's exception). Not a
@@ -96,6 +100,8 @@ class Broker {
   ProducerIdManager producer_ids_;
   std::vector<std::weak_ptr<Connection>> connections_;
   bool stopping_ = false;
+  // Last, so it is destroyed first: it uses the topics and the logs.
+  std::unique_ptr<group::GroupService> groups_;
 };
 
 }  // namespace runnel::broker

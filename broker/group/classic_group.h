@@ -1,0 +1,126 @@
+// One classic consumer group: its members, generation, chosen protocol,
+// state (ClassicGroupState.java) and committed offsets. Plain data plus the
+// questions the coordinator asks of it; the transitions live in
+// group_coordinator.cc.
+//
+//   Empty --join--> PreparingRebalance --all joined / timeout--> CompletingRebalance
+//   CompletingRebalance --leader's SyncGroup--> Stable
+//   CompletingRebalance / Stable --join, leave, expiry--> PreparingRebalance
+//   PreparingRebalance --no member left--> Empty;  Empty --delete / expiry--> Dead
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/codec/types.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker::group {
+
+using protocol::Bytes;
+using protocol::ErrorCode;
+
+enum class GroupState { empty, preparing_rebalance, completing_rebalance, stable, dead };
+const char* state_name(GroupState s);  // Kafka's names: "Empty", "PreparingRebalance", ...
+
+struct JoinResult {
+  struct Member {
+    std::string member_id;
+    std::optional<std::string> group_instance_id;
+    Bytes metadata;
+  };
+  ErrorCode error = ErrorCode::none;
+  int32_t generation = -1;
+  std::optional<std::string> protocol_type;
+  std::optional<std::string> protocol_name;
+  std::string leader;
+  std::string member_id;
+  bool skip_assignment = false;
+  std::vector<Member> members;  // only for the leader
+};
+
+struct SyncResult {
+  ErrorCode error = ErrorCode::none;
+  std::optional<std::string> protocol_type;
+  std::optional<std::string> protocol_name;
+  Bytes assignment;
+};
+
+using JoinCallback = std::function<void(JoinResult)>;
+using SyncCallback = std::function<void(SyncResult)>;
+
+struct Protocol {
+  std::string name;
+  Bytes metadata;
+  bool operator==(const Protocol&) const = default;
+};
+
+struct Member {
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  std::string client_id;
+  std::string client_host;
+  int32_t rebalance_timeout_ms = 0;
+  int32_t session_timeout_ms = 0;
+  std::string protocol_type;
+  std::vector<Protocol> protocols;  // in the member's order of preference
+  Bytes assignment;
+  JoinCallback awaiting_join;  // set while its JoinGroup waits
+  SyncCallback awaiting_sync;  // set while its SyncGroup waits
+  int64_t heartbeat_deadline_ms = 0;
+  uint64_t join_order = 0;  // leader choice prefers the earliest joined
+
+  const Bytes* metadata(const std::string& protocol) const;
+  bool is_awaiting_join() const { return static_cast<bool>(awaiting_join); }
+  bool is_awaiting_sync() const { return static_cast<bool>(awaiting_sync); }
+};
+
+struct CommittedOffset {
+  int64_t offset = 0;
+  int32_t leader_epoch = -1;
+  std::string metadata;
+  int64_t commit_timestamp = 0;
+  std::optional<int64_t> expire_timestamp;
+};
+
+using TopicPartition = std::pair<std::string, int32_t>;
+
+struct Group {
+  std::string id;
+  int32_t partition = 0;  // of __consumer_offsets
+  GroupState state = GroupState::empty;
+  int32_t generation = 0;
+  std::optional<std::string> protocol_type;
+  std::optional<std::string> protocol_name;
+  std::optional<std::string> leader_id;
+  int64_t current_state_timestamp = -1;
+  std::map<std::string, Member> members;
+  std::map<std::string, std::string> static_members;  // group.instance.id -> member id
+  std::map<std::string, int64_t> pending_members;     // KIP-394: member id -> expiry
+  std::map<TopicPartition, CommittedOffset> offsets;
+
+  // The pending join (Kafka's DelayedJoin / InitialDelayedJoin).
+  bool initial_delay = false;
+  int64_t join_deadline_ms = 0;
+  int32_t initial_remaining_ms = 0;
+  bool new_member_added = false;
+
+  bool has(const std::string& member_id) const { return members.count(member_id) > 0; }
+  bool is_leader(const std::string& member_id) const { return leader_id && *leader_id == member_id; }
+  // A static member known under another member id (KIP-345 fencing).
+  bool is_static_member_fenced(const std::optional<std::string>& instance_id, const std::string& member_id) const;
+  bool supports_protocols(const std::string& member_protocol_type, const std::vector<Protocol>& protocols) const;
+  bool has_all_members_joined() const;
+  size_t awaiting_join_count() const;
+  int32_t max_rebalance_timeout_ms() const;
+  // The protocol every member supports with the most first-preference votes.
+  std::string select_protocol() const;
+  // Topics the members subscribe to (consumer protocol metadata), if known.
+  bool is_subscribed_to(const std::string& topic) const;
+};
+
+}  // namespace runnel::broker::group

@@ -1,0 +1,788 @@
+#include "broker/group/group_coordinator.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <utility>
+
+namespace runnel::broker::group {
+
+namespace {
+
+// Java's UUID.randomUUID().toString(): version 4, variant 2, 8-4-4-4-12 hex.
+std::string random_uuid_text() {
+  static std::mt19937_64 rng{std::random_device{}()};
+  uint64_t hi = rng(), lo = rng();
+  hi = (hi & ~0xF000ULL) | 0x4000ULL;
+  lo = (lo & ~(0xC000000000000000ULL)) | 0x8000000000000000ULL;
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08llx-%04llx-%04llx-%04llx-%012llx", (unsigned long long)(hi >> 32),
+                (unsigned long long)((hi >> 16) & 0xFFFF), (unsigned long long)(hi & 0xFFFF),
+                (unsigned long long)(lo >> 48), (unsigned long long)(lo & 0xFFFFFFFFFFFFULL));
+  return buf;
+}
+
+JoinResult join_error(const std::string& member_id, ErrorCode error) {
+  JoinResult r;
+  r.error = error;
+  r.member_id = member_id;
+  return r;
+}
+
+SyncResult sync_error(ErrorCode error) {
+  SyncResult r;
+  r.error = error;
+  return r;
+}
+
+OffsetsRecord offset_record(const std::string& group, const TopicPartition& tp, const CommittedOffset* value) {
+  OffsetsRecord r;
+  r.key = encode_key(OffsetCommitKey{group, tp.first, tp.second});
+  if (value)
+    r.value = encode_value(OffsetCommitValue{value->offset, value->leader_epoch, value->metadata,
+                                             value->commit_timestamp, value->expire_timestamp});
+  return r;
+}
+
+}  // namespace
+
+GroupCoordinator::GroupCoordinator(CoordinatorConfig config, OffsetsStore& store, Clock clock)
+    : config_(config), store_(store), clock_(std::move(clock)) {}
+
+int32_t GroupCoordinator::partition_for(const std::string& group_id) const {
+  return offsets_partition_for(group_id, config_.offsets_partitions);
+}
+
+const Group* GroupCoordinator::find(const std::string& group_id) const {
+  auto it = groups_.find(group_id);
+  return it == groups_.end() ? nullptr : it->second.get();
+}
+
+Group* GroupCoordinator::find_mutable(const std::string& group_id) {
+  auto it = groups_.find(group_id);
+  return it == groups_.end() ? nullptr : it->second.get();
+}
+
+Group& GroupCoordinator::get_or_create(const std::string& group_id) {
+  auto& slot = groups_[group_id];
+  if (!slot) {
+    slot = std::make_unique<Group>();
+    slot->id = group_id;
+    slot->partition = partition_for(group_id);
+    slot->current_state_timestamp = now();
+  }
+  return *slot;
+}
+
+void GroupCoordinator::drop_group(const std::string& group_id) { groups_.erase(group_id); }
+
+void GroupCoordinator::transition(Group& g, GroupState to) {
+  g.state = to;
+  g.current_state_timestamp = now();
+}
+
+// ---- loading ----
+
+void GroupCoordinator::replay(int32_t partition, ByteView key, std::optional<ByteView> value) {
+  (void)partition;
+  auto k = decode_key(key);
+  if (auto* ok = std::get_if<OffsetCommitKey>(&k)) {
+    if (!value) {
+      if (auto* g = find_mutable(ok->group)) g->offsets.erase({ok->topic, ok->partition});
+      return;
+    }
+    auto v = decode_offset_value(*value);
+    if (!v) return;
+    get_or_create(ok->group).offsets[{ok->topic, ok->partition}] =
+        CommittedOffset{v->offset, v->leader_epoch, v->metadata, v->commit_timestamp, v->expire_timestamp};
+  } else if (auto* gk = std::get_if<GroupMetadataKey>(&k)) {
+    if (!value) {
+      drop_group(gk->group);
+      return;
+    }
+    auto v = decode_group_value(*value);
+    if (!v) return;
+    Group& g = get_or_create(gk->group);
+    g.members.clear();
+    g.static_members.clear();
+    g.protocol_type = v->protocol_type.empty() ? std::nullopt : std::optional(v->protocol_type);
+    g.generation = v->generation;
+    g.protocol_name = v->protocol;
+    g.leader_id = v->leader;
+    g.current_state_timestamp = v->current_state_timestamp;
+    for (auto& mr : v->members) {
+      Member m;
+      m.member_id = mr.member_id;
+      m.group_instance_id = mr.group_instance_id;
+      m.client_id = mr.client_id;
+      m.client_host = mr.client_host;
+      m.rebalance_timeout_ms = mr.rebalance_timeout;
+      m.session_timeout_ms = mr.session_timeout;
+      m.protocol_type = v->protocol_type;
+      if (v->protocol) m.protocols.push_back({*v->protocol, mr.subscription});
+      m.assignment = mr.assignment;
+      m.join_order = ++join_counter_;
+      if (m.group_instance_id) g.static_members[*m.group_instance_id] = m.member_id;
+      g.members[m.member_id] = std::move(m);
+    }
+    g.state = g.members.empty() ? GroupState::empty : GroupState::stable;
+  }
+}
+
+void GroupCoordinator::end_loading(int32_t partition) {
+  loading_.erase(partition);
+  std::vector<std::string> empty_groups;
+  for (auto& [id, g] : groups_) {
+    if (g->partition != partition) continue;
+    for (auto& [mid, m] : g->members) schedule_heartbeat(m);
+    if (g->members.empty() && g->offsets.empty() && g->generation == 0) empty_groups.push_back(id);
+  }
+  for (auto& id : empty_groups) drop_group(id);
+}
+
+// ---- JoinGroup ----
+
+void GroupCoordinator::join(JoinRequest req, JoinCallback done) {
+  if (req.group_id.empty()) return done(join_error(req.member_id, ErrorCode::invalid_group_id));
+  if (is_loading(partition_for(req.group_id)))
+    return done(join_error(req.member_id, ErrorCode::coordinator_load_in_progress));
+  if (req.session_timeout_ms < config_.min_session_timeout_ms || req.session_timeout_ms > config_.max_session_timeout_ms)
+    return done(join_error(req.member_id, ErrorCode::invalid_session_timeout));
+  const bool unknown_member = req.member_id.empty();
+  Group* g = find_mutable(req.group_id);
+  if (!g) {
+    if (!unknown_member) return done(join_error(req.member_id, ErrorCode::unknown_member_id));
+    g = &get_or_create(req.group_id);
+  }
+  // group.max.size (Kafka's acceptJoiningMember).
+  bool accept = true;
+  const size_t max = static_cast<size_t>(config_.max_size);
+  switch (g->state) {
+    case GroupState::empty:
+    case GroupState::dead: break;
+    case GroupState::preparing_rebalance:
+      accept = (g->has(req.member_id) && g->members.at(req.member_id).is_awaiting_join()) || g->awaiting_join_count() < max;
+      break;
+    default: accept = g->has(req.member_id) || g->members.size() < max;
+  }
+  if (!accept) {
+    if (g->has(req.member_id)) remove_member_and_update_group(*g, req.member_id, "group max size reached");
+    if (g->state == GroupState::empty && g->members.empty() && g->offsets.empty() && g->generation == 0)
+      drop_group(req.group_id);
+    return done(join_error("", ErrorCode::group_max_size_reached));
+  }
+  if (unknown_member) join_new_member(*g, req, done);
+  else join_current_member(*g, req, done);
+  if (Group* after = find_mutable(req.group_id)) maybe_complete_join(*after);
+}
+
+void GroupCoordinator::join_new_member(Group& g, JoinRequest& req, JoinCallback& done) {
+  if (g.state == GroupState::dead) return done(join_error("", ErrorCode::coordinator_not_available));
+  if (!g.supports_protocols(req.protocol_type, req.protocols)) {
+    bool fresh = g.members.empty() && g.offsets.empty() && g.generation == 0 && g.pending_members.empty();
+    std::string id = g.id;
+    done(join_error("", ErrorCode::inconsistent_group_protocol));
+    if (fresh) drop_group(id);
+    return;
+  }
+  if (req.group_instance_id) return join_static_member(g, req, done);
+  std::string member_id = req.client_id + "-" + random_uuid_text();
+  if (req.require_known_member_id) {
+    // KIP-394: hand out the id and wait for the member to come back with it.
+    g.pending_members[member_id] = now() + req.session_timeout_ms;
+    return done(join_error(member_id, ErrorCode::member_id_required));
+  }
+  add_member_and_rebalance(g, req, member_id, std::move(done));
+}
+
+void GroupCoordinator::join_static_member(Group& g, JoinRequest& req, JoinCallback& done) {
+  std::string new_id = *req.group_instance_id + "-" + random_uuid_text();
+  auto known = g.static_members.find(*req.group_instance_id);
+  if (known == g.static_members.end()) return add_member_and_rebalance(g, req, new_id, std::move(done));
+
+  // A known static member restarted: it takes over its old identity, and
+  // whoever still uses the old member id is fenced.
+  std::string old_id = known->second;
+  Member m = std::move(g.members.at(old_id));
+  g.members.erase(old_id);
+  if (m.awaiting_join) std::exchange(m.awaiting_join, {})(join_error(old_id, ErrorCode::fenced_instance_id));
+  if (m.awaiting_sync) std::exchange(m.awaiting_sync, {})(sync_error(ErrorCode::fenced_instance_id));
+  m.member_id = new_id;
+  m.protocols = req.protocols;
+  m.rebalance_timeout_ms = req.rebalance_timeout_ms;
+  m.session_timeout_ms = req.session_timeout_ms;
+  m.client_id = req.client_id;
+  m.client_host = req.client_host;
+  m.awaiting_join = std::move(done);
+  g.static_members[*req.group_instance_id] = new_id;
+  if (g.leader_id == old_id) g.leader_id = new_id;
+  Member& placed = g.members[new_id] = std::move(m);
+
+  switch (g.state) {
+    case GroupState::stable: {
+      // No rebalance when the group would pick the same protocol: persist the
+      // new member id and give the member the current generation.
+      if (g.protocol_name && g.select_protocol() == *g.protocol_name) {
+        bool leader = g.is_leader(new_id);
+        JoinCallback cb = std::exchange(placed.awaiting_join, {});
+        schedule_heartbeat(placed);
+        if (auto ec = store_group(g)) return cb(join_error(new_id, ErrorCode::unknown_server_error));
+        return cb(current_join_result(g, placed, leader && req.supports_skip_assignment,
+                                      leader && req.supports_skip_assignment));
+      }
+      return maybe_prepare_rebalance(g, "static member joined with a change of protocol");
+    }
+    case GroupState::completing_rebalance:
+      return prepare_rebalance(g, "static member rejoined while the group was completing a rebalance");
+    default: return;  // PreparingRebalance: it is part of the rebalance now
+  }
+}
+
+void GroupCoordinator::join_current_member(Group& g, JoinRequest& req, JoinCallback& done) {
+  if (g.state == GroupState::dead) return done(join_error(req.member_id, ErrorCode::coordinator_not_available));
+  if (g.pending_members.count(req.member_id)) {
+    if (!g.supports_protocols(req.protocol_type, req.protocols))
+      return done(join_error(req.member_id, ErrorCode::inconsistent_group_protocol));
+    return add_member_and_rebalance(g, req, req.member_id, std::move(done));
+  }
+  if (g.is_static_member_fenced(req.group_instance_id, req.member_id))
+    return done(join_error(req.member_id, ErrorCode::fenced_instance_id));
+  if (!g.has(req.member_id)) return done(join_error(req.member_id, ErrorCode::unknown_member_id));
+  if (!g.supports_protocols(req.protocol_type, req.protocols))
+    return done(join_error(req.member_id, ErrorCode::inconsistent_group_protocol));
+  Member& m = g.members.at(req.member_id);
+  switch (g.state) {
+    case GroupState::preparing_rebalance: return update_member_and_rebalance(g, m, req, std::move(done));
+    case GroupState::completing_rebalance:
+      if (m.protocols == req.protocols) {
+        // A retried join: the member simply lost the response.
+        return done(current_join_result(g, m, g.is_leader(m.member_id), false));
+      }
+      return update_member_and_rebalance(g, m, req, std::move(done));
+    case GroupState::stable:
+      if (g.is_leader(m.member_id) || m.protocols != req.protocols)
+        return update_member_and_rebalance(g, m, req, std::move(done));
+      return done(current_join_result(g, m, false, false));
+    default: return done(join_error(req.member_id, ErrorCode::unknown_member_id));
+  }
+}
+
+void GroupCoordinator::add_member_and_rebalance(Group& g, JoinRequest& req, const std::string& member_id,
+                                                JoinCallback done) {
+  Member m;
+  m.member_id = member_id;
+  m.group_instance_id = req.group_instance_id;
+  m.client_id = req.client_id;
+  m.client_host = req.client_host;
+  m.rebalance_timeout_ms = req.rebalance_timeout_ms;
+  m.session_timeout_ms = req.session_timeout_ms;
+  m.protocol_type = req.protocol_type;
+  m.protocols = req.protocols;
+  m.awaiting_join = std::move(done);
+  m.join_order = ++join_counter_;
+  if (g.members.empty()) g.protocol_type = req.protocol_type;
+  if (m.group_instance_id) g.static_members[*m.group_instance_id] = member_id;
+  if (!g.leader_id || !g.has(*g.leader_id)) g.leader_id = member_id;
+  g.pending_members.erase(member_id);
+  // During the group's first rebalance, a new member extends the initial delay.
+  if (g.state == GroupState::preparing_rebalance && g.generation == 0) g.new_member_added = true;
+  Member& placed = g.members[member_id] = std::move(m);
+  schedule_heartbeat(placed);
+  maybe_prepare_rebalance(g, "Adding new member " + member_id);
+}
+
+void GroupCoordinator::update_member_and_rebalance(Group& g, Member& m, JoinRequest& req, JoinCallback done) {
+  m.protocols = req.protocols;
+  m.rebalance_timeout_ms = req.rebalance_timeout_ms;
+  m.session_timeout_ms = req.session_timeout_ms;
+  // A member that joins again while its earlier join waits: the earlier one is answered.
+  if (m.awaiting_join) std::exchange(m.awaiting_join, {})(join_error(m.member_id, ErrorCode::rebalance_in_progress));
+  m.awaiting_join = std::move(done);
+  maybe_prepare_rebalance(g, "Updating metadata for member " + m.member_id);
+}
+
+void GroupCoordinator::maybe_prepare_rebalance(Group& g, const std::string& reason) {
+  if (g.state == GroupState::stable || g.state == GroupState::completing_rebalance || g.state == GroupState::empty)
+    prepare_rebalance(g, reason);
+}
+
+void GroupCoordinator::prepare_rebalance(Group& g, const std::string& reason) {
+  (void)reason;
+  if (g.state == GroupState::completing_rebalance)
+    reset_and_propagate_assignment_error(g, ErrorCode::rebalance_in_progress);
+  if (g.state == GroupState::empty) {
+    // InitialDelayedJoin: wait for more members before the first generation.
+    g.initial_delay = true;
+    g.join_deadline_ms = now() + config_.initial_rebalance_delay_ms;
+    g.initial_remaining_ms = std::max(g.max_rebalance_timeout_ms() - config_.initial_rebalance_delay_ms, 0);
+  } else {
+    g.initial_delay = false;
+    g.join_deadline_ms = now() + g.max_rebalance_timeout_ms();
+  }
+  transition(g, GroupState::preparing_rebalance);
+  // Kafka's DelayedJoin is tried at once: a rebalance nobody needs to rejoin
+  // (the last member left, the only member rejoined) completes now.
+  maybe_complete_join(g);
+}
+
+void GroupCoordinator::maybe_complete_join(Group& g) {
+  if (g.state == GroupState::preparing_rebalance && !g.initial_delay && g.has_all_members_joined()) complete_join(g);
+}
+
+void GroupCoordinator::complete_join(Group& g) {
+  // Dynamic members that did not rejoin in time leave; static ones stay
+  // until their session times out (KIP-345).
+  std::vector<std::string> gone;
+  for (auto& [id, m] : g.members)
+    if (!m.is_awaiting_join() && !m.group_instance_id) gone.push_back(id);
+  for (auto& id : gone) remove_member(g, id);
+
+  if (!g.members.empty() && (!g.leader_id || !g.has(*g.leader_id) || !g.members.at(*g.leader_id).is_awaiting_join())) {
+    const Member* best = nullptr;
+    for (auto& [id, m] : g.members)
+      if (m.is_awaiting_join() && (!best || m.join_order < best->join_order)) best = &m;
+    if (best) g.leader_id = best->member_id;
+  }
+  ++g.generation;
+  g.initial_delay = false;
+  if (g.members.empty()) {
+    g.protocol_name.reset();
+    g.leader_id.reset();
+    transition(g, GroupState::empty);
+    store_group(g);
+    return;
+  }
+  g.protocol_name = g.select_protocol();
+  transition(g, GroupState::completing_rebalance);
+  std::vector<std::pair<JoinCallback, JoinResult>> answers;
+  for (auto& [id, m] : g.members) {
+    if (!m.is_awaiting_join()) continue;
+    answers.emplace_back(std::exchange(m.awaiting_join, {}), current_join_result(g, m, g.is_leader(id), false));
+    schedule_heartbeat(m);
+  }
+  for (auto& [cb, result] : answers) cb(std::move(result));
+}
+
+JoinResult GroupCoordinator::current_join_result(const Group& g, const Member& m, bool include_members,
+                                                 bool skip_assignment) const {
+  JoinResult r;
+  r.generation = g.generation;
+  r.protocol_type = g.protocol_type;
+  r.protocol_name = g.protocol_name;
+  r.leader = g.leader_id.value_or("");
+  r.member_id = m.member_id;
+  r.skip_assignment = skip_assignment;
+  if (include_members && g.protocol_name) {
+    std::vector<const Member*> ordered;
+    for (auto& [id, other] : g.members) ordered.push_back(&other);
+    std::sort(ordered.begin(), ordered.end(), [](auto* a, auto* b) { return a->join_order < b->join_order; });
+    for (auto* other : ordered) {
+      const Bytes* md = other->metadata(*g.protocol_name);
+      r.members.push_back({other->member_id, other->group_instance_id, md ? *md : Bytes{}});
+    }
+  }
+  return r;
+}
+
+void GroupCoordinator::schedule_heartbeat(Member& m) { m.heartbeat_deadline_ms = now() + m.session_timeout_ms; }
+
+void GroupCoordinator::remove_member(Group& g, const std::string& member_id) {
+  auto it = g.members.find(member_id);
+  if (it == g.members.end()) return;
+  if (it->second.group_instance_id) {
+    auto s = g.static_members.find(*it->second.group_instance_id);
+    if (s != g.static_members.end() && s->second == member_id) g.static_members.erase(s);
+  }
+  g.members.erase(it);
+  if (g.leader_id == member_id) {
+    g.leader_id.reset();
+    const Member* best = nullptr;
+    for (auto& [id, m] : g.members)
+      if (!best || m.join_order < best->join_order) best = &m;
+    if (best) g.leader_id = best->member_id;
+  }
+}
+
+void GroupCoordinator::remove_member_and_update_group(Group& g, const std::string& member_id, const std::string& reason) {
+  auto it = g.members.find(member_id);
+  if (it == g.members.end()) return;
+  JoinCallback join_cb = std::exchange(it->second.awaiting_join, {});
+  SyncCallback sync_cb = std::exchange(it->second.awaiting_sync, {});
+  remove_member(g, member_id);
+  if (join_cb) join_cb(join_error("", ErrorCode::unknown_member_id));
+  if (sync_cb) sync_cb(sync_error(ErrorCode::unknown_member_id));
+  switch (g.state) {
+    case GroupState::stable:
+    case GroupState::completing_rebalance: maybe_prepare_rebalance(g, reason); break;
+    case GroupState::preparing_rebalance: maybe_complete_join(g); break;
+    default: break;
+  }
+}
+
+void GroupCoordinator::remove_pending_member(Group& g, const std::string& member_id) {
+  g.pending_members.erase(member_id);
+  maybe_complete_join(g);
+}
+
+// ---- SyncGroup ----
+
+void GroupCoordinator::sync(SyncRequest req, SyncCallback done) {
+  // A loading coordinator makes the member rejoin (Kafka answers REBALANCE_IN_PROGRESS).
+  if (is_loading(partition_for(req.group_id))) return done(sync_error(ErrorCode::rebalance_in_progress));
+  Group* gp = find_mutable(req.group_id);
+  if (!gp) return done(sync_error(ErrorCode::unknown_member_id));
+  Group& g = *gp;
+  if (g.state == GroupState::dead) return done(sync_error(ErrorCode::coordinator_not_available));
+  if (g.is_static_member_fenced(req.group_instance_id, req.member_id))
+    return done(sync_error(ErrorCode::fenced_instance_id));
+  if (!g.has(req.member_id)) return done(sync_error(ErrorCode::unknown_member_id));
+  if (req.generation != g.generation) return done(sync_error(ErrorCode::illegal_generation));
+  if ((req.protocol_type && req.protocol_type != g.protocol_type) ||
+      (req.protocol_name && req.protocol_name != g.protocol_name))
+    return done(sync_error(ErrorCode::inconsistent_group_protocol));
+  Member& m = g.members.at(req.member_id);
+  switch (g.state) {
+    case GroupState::empty: return done(sync_error(ErrorCode::unknown_member_id));
+    case GroupState::preparing_rebalance: return done(sync_error(ErrorCode::rebalance_in_progress));
+    case GroupState::stable: {
+      schedule_heartbeat(m);
+      SyncResult r;
+      r.protocol_type = g.protocol_type;
+      r.protocol_name = g.protocol_name;
+      r.assignment = m.assignment;
+      return done(std::move(r));
+    }
+    case GroupState::completing_rebalance: break;
+    default: return done(sync_error(ErrorCode::unknown_member_id));
+  }
+  if (m.awaiting_sync) std::exchange(m.awaiting_sync, {})(sync_error(ErrorCode::rebalance_in_progress));
+  m.awaiting_sync = std::move(done);
+  schedule_heartbeat(m);
+  if (!g.is_leader(req.member_id)) return;
+
+  // The leader's assignment: members it left out get an empty one.
+  std::map<std::string, Bytes> given;
+  for (auto& [id, a] : req.assignments) given[id] = a;
+  for (auto& [id, member] : g.members) {
+    auto it = given.find(id);
+    member.assignment = it == given.end() ? Bytes{} : it->second;
+  }
+  if (auto ec = store_group(g)) {
+    reset_and_propagate_assignment_error(g, ErrorCode::coordinator_not_available);
+    maybe_prepare_rebalance(g, "storing the group failed");
+    return;
+  }
+  propagate_assignment(g, ErrorCode::none);
+  transition(g, GroupState::stable);
+}
+
+void GroupCoordinator::propagate_assignment(Group& g, ErrorCode error) {
+  std::vector<std::pair<SyncCallback, SyncResult>> answers;
+  for (auto& [id, m] : g.members) {
+    if (!m.is_awaiting_sync()) continue;
+    SyncResult r;
+    r.error = error;
+    r.protocol_type = g.protocol_type;
+    r.protocol_name = g.protocol_name;
+    if (error == ErrorCode::none) r.assignment = m.assignment;
+    answers.emplace_back(std::exchange(m.awaiting_sync, {}), std::move(r));
+    schedule_heartbeat(m);
+  }
+  for (auto& [cb, r] : answers) cb(std::move(r));
+}
+
+void GroupCoordinator::reset_and_propagate_assignment_error(Group& g, ErrorCode error) {
+  for (auto& [id, m] : g.members) m.assignment.clear();
+  propagate_assignment(g, error);
+}
+
+std::error_code GroupCoordinator::store_group(Group& g) {
+  GroupMetadataValue v;
+  v.protocol_type = g.protocol_type.value_or("");
+  v.generation = g.generation;
+  v.protocol = g.protocol_name;
+  v.leader = g.leader_id;
+  v.current_state_timestamp = g.current_state_timestamp;
+  for (auto& [id, m] : g.members) {
+    GroupMemberRecord r;
+    r.member_id = id;
+    r.group_instance_id = m.group_instance_id;
+    r.client_id = m.client_id;
+    r.client_host = m.client_host;
+    r.rebalance_timeout = m.rebalance_timeout_ms;
+    r.session_timeout = m.session_timeout_ms;
+    if (g.protocol_name)
+      if (const Bytes* md = m.metadata(*g.protocol_name)) r.subscription = *md;
+    r.assignment = m.assignment;
+    v.members.push_back(std::move(r));
+  }
+  return store_.append(g.partition, {OffsetsRecord{encode_key(GroupMetadataKey{g.id}), encode_value(v)}});
+}
+
+// ---- Heartbeat and LeaveGroup ----
+
+ErrorCode GroupCoordinator::heartbeat(const std::string& group_id, const std::string& member_id,
+                                      const std::optional<std::string>& group_instance_id, int32_t generation) {
+  // Kafka answers blindly while loading: the member will learn soon enough.
+  if (is_loading(partition_for(group_id))) return ErrorCode::none;
+  Group* g = find_mutable(group_id);
+  if (!g) return ErrorCode::unknown_member_id;
+  if (g->state == GroupState::dead) return ErrorCode::coordinator_not_available;
+  if (g->is_static_member_fenced(group_instance_id, member_id)) return ErrorCode::fenced_instance_id;
+  if (!g->has(member_id)) return ErrorCode::unknown_member_id;
+  if (generation != g->generation) return ErrorCode::illegal_generation;
+  schedule_heartbeat(g->members.at(member_id));
+  if (g->state == GroupState::preparing_rebalance) return ErrorCode::rebalance_in_progress;
+  return ErrorCode::none;
+}
+
+LeaveResult GroupCoordinator::leave(const std::string& group_id, const std::vector<LeaveMember>& members) {
+  LeaveResult r;
+  if (is_loading(partition_for(group_id))) {
+    r.error = ErrorCode::coordinator_load_in_progress;
+    return r;
+  }
+  Group* g = find_mutable(group_id);
+  if (!g) {
+    r.members.assign(members.size(), ErrorCode::unknown_member_id);
+    return r;
+  }
+  if (g->state == GroupState::dead) {
+    r.error = ErrorCode::coordinator_not_available;
+    return r;
+  }
+  for (const auto& lm : members) {
+    ErrorCode e = ErrorCode::none;
+    if (lm.member_id.empty()) {
+      // Administrative removal by group.instance.id.
+      auto it = lm.group_instance_id ? g->static_members.find(*lm.group_instance_id) : g->static_members.end();
+      if (it == g->static_members.end()) e = ErrorCode::unknown_member_id;
+      else remove_member_and_update_group(*g, std::string(it->second), "removed by instance id");
+    } else if (g->pending_members.count(lm.member_id)) {
+      remove_pending_member(*g, lm.member_id);
+    } else if (g->is_static_member_fenced(lm.group_instance_id, lm.member_id)) {
+      e = ErrorCode::fenced_instance_id;
+    } else if (g->has(lm.member_id)) {
+      remove_member_and_update_group(*g, lm.member_id, "member left");
+    } else {
+      e = ErrorCode::unknown_member_id;
+    }
+    r.members.push_back(e);
+  }
+  return r;
+}
+
+// ---- timers ----
+
+void GroupCoordinator::tick() {
+  const int64_t t = now();
+  std::vector<std::string> ids;
+  for (auto& [id, g] : groups_) ids.push_back(id);
+  for (auto& id : ids) {
+    Group* g = find_mutable(id);
+    if (!g || is_loading(g->partition)) continue;
+    std::vector<std::string> expired_pending;
+    for (auto& [mid, deadline] : g->pending_members)
+      if (t >= deadline) expired_pending.push_back(mid);
+    for (auto& mid : expired_pending) remove_pending_member(*g, mid);
+
+    std::vector<std::string> expired;
+    for (auto& [mid, m] : g->members)
+      if (!m.is_awaiting_join() && !m.is_awaiting_sync() && t >= m.heartbeat_deadline_ms) expired.push_back(mid);
+    for (auto& mid : expired)
+      if (g->has(mid)) remove_member_and_update_group(*g, mid, "session timeout expired");
+
+    if (g->state == GroupState::preparing_rebalance && t >= g->join_deadline_ms) {
+      if (g->initial_delay && g->new_member_added && g->initial_remaining_ms > 0) {
+        g->new_member_added = false;
+        int32_t delay = std::min(config_.initial_rebalance_delay_ms, g->initial_remaining_ms);
+        g->initial_remaining_ms = std::max(g->initial_remaining_ms - config_.initial_rebalance_delay_ms, 0);
+        g->join_deadline_ms = t + delay;
+      } else {
+        g->new_member_added = false;
+        complete_join(*g);
+      }
+    }
+  }
+}
+
+// ---- offsets ----
+
+void GroupCoordinator::commit_offsets(OffsetCommitRequest& req) {
+  auto fail_all = [&req](ErrorCode e) {
+    for (auto& en : req.entries)
+      if (en.error == ErrorCode::none) en.error = e;
+  };
+  if (is_loading(partition_for(req.group_id))) return fail_all(ErrorCode::coordinator_load_in_progress);
+  Group* g = find_mutable(req.group_id);
+  if (!g) {
+    // Generation -1: a standalone consumer that only stores offsets here.
+    if (req.generation >= 0) return fail_all(ErrorCode::illegal_generation);
+    g = &get_or_create(req.group_id);
+  }
+  if (g->state == GroupState::dead) return fail_all(ErrorCode::coordinator_not_available);
+  if (g->is_static_member_fenced(req.group_instance_id, req.member_id)) return fail_all(ErrorCode::fenced_instance_id);
+  if (!(req.generation < 0 && g->state == GroupState::empty)) {
+    if (g->state == GroupState::completing_rebalance) return fail_all(ErrorCode::rebalance_in_progress);
+    if (!g->has(req.member_id)) return fail_all(ErrorCode::unknown_member_id);
+    if (req.generation != g->generation) return fail_all(ErrorCode::illegal_generation);
+    schedule_heartbeat(g->members.at(req.member_id));
+  }
+  const int64_t t = now();
+  std::vector<OffsetsRecord> records;
+  std::vector<std::pair<TopicPartition, CommittedOffset>> staged;
+  for (auto& en : req.entries) {
+    if (en.error != ErrorCode::none) continue;
+    if (en.metadata && static_cast<int64_t>(en.metadata->size()) > config_.offset_metadata_max_bytes) {
+      en.error = ErrorCode::offset_metadata_too_large;
+      continue;
+    }
+    CommittedOffset c{en.offset, en.leader_epoch, en.metadata.value_or(""), t, std::nullopt};
+    if (req.retention_ms >= 0) c.expire_timestamp = t + req.retention_ms;
+    TopicPartition tp{en.topic, en.partition};
+    records.push_back(offset_record(g->id, tp, &c));
+    staged.emplace_back(tp, c);
+  }
+  if (records.empty()) return;
+  if (store_.append(g->partition, records)) {
+    for (auto& en : req.entries)
+      if (en.error == ErrorCode::none) en.error = ErrorCode::coordinator_not_available;
+    return;
+  }
+  for (auto& [tp, c] : staged) g->offsets[tp] = c;
+}
+
+ErrorCode GroupCoordinator::fetch_offsets(const std::string& group_id,
+                                          const std::optional<std::vector<TopicPartition>>& wanted,
+                                          std::vector<FetchedOffset>& out) const {
+  if (is_loading(partition_for(group_id))) return ErrorCode::coordinator_load_in_progress;
+  const Group* g = find(group_id);
+  if (!wanted) {
+    if (g)
+      for (auto& [tp, c] : g->offsets) out.push_back({tp.first, tp.second, c.offset, c.leader_epoch, c.metadata});
+    return ErrorCode::none;
+  }
+  for (auto& tp : *wanted) {
+    FetchedOffset f{tp.first, tp.second, -1, -1, ""};
+    if (g)
+      if (auto it = g->offsets.find(tp); it != g->offsets.end())
+        f = {tp.first, tp.second, it->second.offset, it->second.leader_epoch, it->second.metadata};
+    out.push_back(std::move(f));
+  }
+  return ErrorCode::none;
+}
+
+void GroupCoordinator::expire_offsets() {
+  const int64_t t = now();
+  std::vector<std::string> ids;
+  for (auto& [id, g] : groups_) ids.push_back(id);
+  for (auto& id : ids) {
+    Group* g = find_mutable(id);
+    if (!g || is_loading(g->partition) || g->state != GroupState::empty) continue;
+    std::vector<TopicPartition> expired;
+    for (auto& [tp, c] : g->offsets) {
+      bool gone;
+      if (c.expire_timestamp) gone = t >= *c.expire_timestamp;
+      else {
+        // A group that used group management counts from when it became
+        // empty; a standalone consumer's offsets from their commit.
+        int64_t base = g->protocol_type ? g->current_state_timestamp : c.commit_timestamp;
+        gone = t - base >= config_.offsets_retention_ms;
+      }
+      if (gone) expired.push_back(tp);
+    }
+    std::vector<OffsetsRecord> records;
+    for (auto& tp : expired) records.push_back(offset_record(g->id, tp, nullptr));
+    bool now_dead = g->offsets.size() == expired.size() && g->members.empty();
+    if (now_dead) records.push_back({encode_key(GroupMetadataKey{g->id}), std::nullopt});
+    if (records.empty()) continue;
+    if (store_.append(g->partition, records)) continue;
+    for (auto& tp : expired) g->offsets.erase(tp);
+    if (now_dead) {
+      transition(*g, GroupState::dead);
+      drop_group(id);
+    }
+  }
+}
+
+ErrorCode GroupCoordinator::delete_offsets(const std::string& group_id, const std::vector<TopicPartition>& partitions,
+                                           std::vector<ErrorCode>& errors) {
+  errors.assign(partitions.size(), ErrorCode::none);
+  if (is_loading(partition_for(group_id))) return ErrorCode::coordinator_load_in_progress;
+  Group* g = find_mutable(group_id);
+  if (!g || g->state == GroupState::dead) return ErrorCode::group_id_not_found;
+  if (g->state != GroupState::empty && g->protocol_type != "consumer") return ErrorCode::non_empty_group;
+  std::vector<OffsetsRecord> records;
+  std::vector<TopicPartition> removed;
+  for (size_t i = 0; i < partitions.size(); ++i) {
+    if (g->is_subscribed_to(partitions[i].first)) {
+      errors[i] = ErrorCode::group_subscribed_to_topic;
+      continue;
+    }
+    if (g->offsets.count(partitions[i])) {
+      records.push_back(offset_record(g->id, partitions[i], nullptr));
+      removed.push_back(partitions[i]);
+    }
+  }
+  if (!records.empty()) {
+    if (store_.append(g->partition, records)) return ErrorCode::coordinator_not_available;
+    for (auto& tp : removed) g->offsets.erase(tp);
+  }
+  return ErrorCode::none;
+}
+
+// ---- listing and deletion ----
+
+ErrorCode GroupCoordinator::list_groups(std::vector<GroupListing>& out) const {
+  if (!loading_.empty()) return ErrorCode::coordinator_load_in_progress;
+  for (auto& [id, g] : groups_) out.push_back({id, g->protocol_type.value_or(""), g->state});
+  return ErrorCode::none;
+}
+
+GroupDescription GroupCoordinator::describe(const std::string& group_id) const {
+  GroupDescription d;
+  d.group_id = group_id;
+  if (is_loading(partition_for(group_id))) {
+    d.error = ErrorCode::coordinator_load_in_progress;
+    return d;
+  }
+  const Group* g = find(group_id);
+  if (!g) {
+    d.state = state_name(GroupState::dead);
+    d.error = ErrorCode::group_id_not_found;  // the handler reports it from v6 on
+    return d;
+  }
+  d.state = state_name(g->state);
+  d.protocol_type = g->protocol_type.value_or("");
+  const bool stable = g->state == GroupState::stable;
+  if (stable) d.protocol_data = g->protocol_name.value_or("");
+  if (g->state == GroupState::dead) return d;
+  std::vector<const Member*> ordered;
+  for (auto& [id, m] : g->members) ordered.push_back(&m);
+  std::sort(ordered.begin(), ordered.end(), [](auto* a, auto* b) { return a->join_order < b->join_order; });
+  for (auto* m : ordered) {
+    GroupDescription::DescribedMember dm{m->member_id, m->group_instance_id, m->client_id, m->client_host, {}, {}};
+    if (stable && g->protocol_name) {
+      if (const Bytes* md = m->metadata(*g->protocol_name)) dm.metadata = *md;
+      dm.assignment = m->assignment;
+    }
+    d.members.push_back(std::move(dm));
+  }
+  return d;
+}
+
+ErrorCode GroupCoordinator::delete_group(const std::string& group_id) {
+  if (is_loading(partition_for(group_id))) return ErrorCode::coordinator_load_in_progress;
+  Group* g = find_mutable(group_id);
+  if (!g || g->state == GroupState::dead) return ErrorCode::group_id_not_found;
+  if (g->state != GroupState::empty) return ErrorCode::non_empty_group;
+  std::vector<OffsetsRecord> records;
+  for (auto& [tp, c] : g->offsets) records.push_back(offset_record(g->id, tp, nullptr));
+  records.push_back({encode_key(GroupMetadataKey{g->id}), std::nullopt});
+  if (store_.append(g->partition, records)) return ErrorCode::coordinator_not_available;
+  transition(*g, GroupState::dead);
+  drop_group(group_id);
+  return ErrorCode::none;
+}
+
+}  // namespace runnel::broker::group

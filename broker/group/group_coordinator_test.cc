@@ -1,0 +1,370 @@
+#include "broker/group/group_coordinator.h"
+
+#include <catch2/catch.hpp>
+
+#include "broker/group/offsets_format.h"
+
+using namespace runnel::broker::group;
+using runnel::protocol::ErrorCode;
+
+namespace {
+
+struct MemoryStore : OffsetsStore {
+  std::vector<std::pair<int32_t, OffsetsRecord>> records;
+  bool fail = false;
+  std::error_code append(int32_t partition, const std::vector<OffsetsRecord>& rs) override {
+    if (fail) return std::make_error_code(std::errc::io_error);
+    for (auto& r : rs) records.emplace_back(partition, r);
+    return {};
+  }
+};
+
+struct Fixture {
+  int64_t now = 1'000'000;
+  MemoryStore store;
+  CoordinatorConfig config;
+  std::unique_ptr<GroupCoordinator> gc;
+
+  explicit Fixture(int32_t initial_delay = 0) {
+    config.initial_rebalance_delay_ms = initial_delay;
+    gc = std::make_unique<GroupCoordinator>(config, store, [this] { return now; });
+  }
+  void advance(int64_t ms) {
+    now += ms;
+    gc->tick();
+  }
+
+  JoinRequest join_request(const std::string& member, int32_t session = 10000) {
+    JoinRequest r;
+    r.group_id = "g";
+    r.member_id = member;
+    r.require_known_member_id = true;
+    r.client_id = "client";
+    r.client_host = "/127.0.0.1";
+    r.session_timeout_ms = session;
+    r.rebalance_timeout_ms = 20000;
+    r.protocol_type = "consumer";
+    r.protocols = {{"range", {1, 2}}};
+    return r;
+  }
+
+  // Joins and returns the result slot (filled now or later).
+  std::shared_ptr<std::optional<JoinResult>> join(JoinRequest r) {
+    auto slot = std::make_shared<std::optional<JoinResult>>();
+    gc->join(std::move(r), [slot](JoinResult res) { *slot = std::move(res); });
+    return slot;
+  }
+  std::shared_ptr<std::optional<SyncResult>> sync(const std::string& member, int32_t generation,
+                                                  std::vector<std::pair<std::string, Bytes>> assignments = {}) {
+    auto slot = std::make_shared<std::optional<SyncResult>>();
+    SyncRequest r;
+    r.group_id = "g";
+    r.member_id = member;
+    r.generation = generation;
+    r.assignments = std::move(assignments);
+    gc->sync(std::move(r), [slot](SyncResult res) { *slot = std::move(res); });
+    return slot;
+  }
+
+  // A dynamic member through the KIP-394 round trip; returns its id.
+  std::string join_member() {
+    auto first = join(join_request(""));
+    REQUIRE(first->has_value());
+    REQUIRE((*first)->error == ErrorCode::member_id_required);
+    return (*first)->member_id;
+  }
+
+  // One member, Stable at generation 1.
+  std::string stable_single_member() {
+    std::string id = join_member();
+    auto j = join(join_request(id));
+    advance(1);
+    REQUIRE(j->has_value());
+    REQUIRE((*j)->error == ErrorCode::none);
+    REQUIRE((*j)->generation == 1);
+    auto s = sync(id, 1, {{id, {9}}});
+    REQUIRE(s->has_value());
+    REQUIRE((*s)->error == ErrorCode::none);
+    REQUIRE(gc->find("g")->state == GroupState::stable);
+    return id;
+  }
+
+  ErrorCode commit(const std::string& member, int32_t generation, int64_t offset = 5) {
+    OffsetCommitRequest r;
+    r.group_id = "g";
+    r.member_id = member;
+    r.generation = generation;
+    r.entries.push_back({"t", 0, offset, -1, std::string("m"), ErrorCode::none});
+    gc->commit_offsets(r);
+    return r.entries[0].error;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("offsets partition follows Java's String.hashCode") {
+  CHECK(java_string_hash("") == 0);
+  CHECK(java_string_hash("abc") == 96354);
+  CHECK(java_string_hash("hello world") == 1794106052);
+  CHECK(offsets_partition_for("abc", 50) == 96354 % 50);
+  int32_t h = java_string_hash("console-consumer-12345");
+  CHECK(offsets_partition_for("console-consumer-12345", 50) == (h < 0 ? -h : h) % 50);
+}
+
+TEST_CASE("record formats round-trip in Kafka's layout") {
+  Bytes key = encode_key(OffsetCommitKey{"g", "t", 3});
+  CHECK(key == Bytes{0, 1, 0, 1, 'g', 0, 1, 't', 0, 0, 0, 3});
+  auto k = decode_key({key.data(), key.size()});
+  REQUIRE(std::holds_alternative<OffsetCommitKey>(k));
+  CHECK(std::get<OffsetCommitKey>(k).partition == 3);
+
+  Bytes value = encode_value(OffsetCommitValue{42, 7, "meta", 1000, std::nullopt});
+  CHECK(value.size() == 2 + 8 + 4 + 2 + 4 + 8);
+  CHECK(value[1] == 3);
+  auto v = decode_offset_value({value.data(), value.size()});
+  REQUIRE(v);
+  CHECK(v->offset == 42);
+  CHECK(v->leader_epoch == 7);
+  CHECK(v->metadata == "meta");
+
+  Bytes v1 = encode_value(OffsetCommitValue{42, 7, "", 1000, 5000});
+  CHECK(v1[1] == 1);
+  CHECK(decode_offset_value({v1.data(), v1.size()})->expire_timestamp == 5000);
+
+  GroupMetadataValue gv;
+  gv.protocol_type = "consumer";
+  gv.generation = 4;
+  gv.protocol = "range";
+  gv.leader = "m1";
+  gv.current_state_timestamp = 99;
+  gv.members.push_back({"m1", std::string("i1"), "c", "/h", 300, 10, {1}, {2, 3}});
+  Bytes gb = encode_value(gv);
+  auto back = decode_group_value({gb.data(), gb.size()});
+  REQUIRE(back);
+  CHECK(back->generation == 4);
+  CHECK(back->members.at(0).group_instance_id == "i1");
+  CHECK(back->members.at(0).assignment == Bytes{2, 3});
+  Bytes gk = encode_key(GroupMetadataKey{"g"});
+  CHECK(gk == Bytes{0, 2, 0, 1, 'g'});
+}
+
+TEST_CASE("a member joins, syncs and becomes Stable") {
+  Fixture f;
+  std::string id = f.stable_single_member();
+  CHECK(id.rfind("client-", 0) == 0);
+  CHECK(f.gc->heartbeat("g", id, std::nullopt, 1) == ErrorCode::none);
+  // The leader's assignment was stored as a GroupMetadata record.
+  REQUIRE(!f.store.records.empty());
+  auto k = decode_key({f.store.records.back().second.key.data(), f.store.records.back().second.key.size()});
+  CHECK(std::holds_alternative<GroupMetadataKey>(k));
+}
+
+TEST_CASE("JoinGroup v4+ requires a member id first") {
+  Fixture f;
+  auto r = f.join(f.join_request(""));
+  REQUIRE(r->has_value());
+  CHECK((*r)->error == ErrorCode::member_id_required);
+  CHECK(!(*r)->member_id.empty());
+  CHECK(f.gc->find("g")->pending_members.count((*r)->member_id) == 1);
+}
+
+TEST_CASE("INVALID_SESSION_TIMEOUT outside the configured bounds") {
+  Fixture f;
+  auto r = f.join(f.join_request("", 100));
+  REQUIRE(r->has_value());
+  CHECK((*r)->error == ErrorCode::invalid_session_timeout);
+  auto r2 = f.join(f.join_request("", 1800001));
+  CHECK((*r2)->error == ErrorCode::invalid_session_timeout);
+}
+
+TEST_CASE("UNKNOWN_MEMBER_ID for members the group does not know") {
+  Fixture f;
+  auto r = f.join(f.join_request("nobody"));
+  CHECK((*r)->error == ErrorCode::unknown_member_id);
+  f.stable_single_member();
+  CHECK(f.gc->heartbeat("g", "nobody", std::nullopt, 1) == ErrorCode::unknown_member_id);
+  CHECK((*f.sync("nobody", 1))->error == ErrorCode::unknown_member_id);
+  CHECK(f.commit("nobody", 1) == ErrorCode::unknown_member_id);
+  auto leave = f.gc->leave("g", {{"nobody", std::nullopt}});
+  CHECK(leave.members.at(0) == ErrorCode::unknown_member_id);
+}
+
+TEST_CASE("ILLEGAL_GENERATION for a stale generation") {
+  Fixture f;
+  std::string id = f.stable_single_member();
+  CHECK(f.gc->heartbeat("g", id, std::nullopt, 0) == ErrorCode::illegal_generation);
+  CHECK((*f.sync(id, 7))->error == ErrorCode::illegal_generation);
+  CHECK(f.commit(id, 0) == ErrorCode::illegal_generation);
+  CHECK(f.commit(id, 1) == ErrorCode::none);
+}
+
+TEST_CASE("REBALANCE_IN_PROGRESS while the group rebalances") {
+  Fixture f;
+  std::string a = f.stable_single_member();
+  // A second member joins: the group prepares a rebalance and waits for a.
+  std::string b = f.join_member();
+  auto jb = f.join(f.join_request(b));
+  CHECK(!jb->has_value());
+  CHECK(f.gc->find("g")->state == GroupState::preparing_rebalance);
+  CHECK(f.gc->heartbeat("g", a, std::nullopt, 1) == ErrorCode::rebalance_in_progress);
+  CHECK((*f.sync(a, 1))->error == ErrorCode::rebalance_in_progress);
+  // Commits of the current generation are still allowed while preparing.
+  CHECK(f.commit(a, 1) == ErrorCode::none);
+  // a rejoins: the join completes, both learn generation 2; a is the leader.
+  auto ja = f.join(f.join_request(a));
+  REQUIRE(ja->has_value());
+  REQUIRE(jb->has_value());
+  CHECK((*ja)->generation == 2);
+  CHECK((*jb)->generation == 2);
+  CHECK((*ja)->leader == a);
+  CHECK((*ja)->members.size() == 2);
+  CHECK((*jb)->members.empty());
+  CHECK(f.gc->find("g")->state == GroupState::completing_rebalance);
+  // CompletingRebalance: commits answer REBALANCE_IN_PROGRESS.
+  CHECK(f.commit(a, 2) == ErrorCode::rebalance_in_progress);
+  // The follower's sync waits for the leader's assignment.
+  auto sb = f.sync(b, 2);
+  CHECK(!sb->has_value());
+  auto sa = f.sync(a, 2, {{a, {1}}, {b, {2}}});
+  REQUIRE(sb->has_value());
+  CHECK((*sb)->assignment == Bytes{2});
+  CHECK((*sa)->assignment == Bytes{1});
+  CHECK(f.gc->find("g")->state == GroupState::stable);
+}
+
+TEST_CASE("a member whose session expires is removed and the group rebalances") {
+  Fixture f;
+  std::string a = f.stable_single_member();
+  f.advance(10001);
+  const Group* g = f.gc->find("g");
+  REQUIRE(g);
+  CHECK(g->members.empty());
+  CHECK(g->state == GroupState::empty);
+  CHECK(g->generation == 2);
+  CHECK(f.gc->heartbeat("g", a, std::nullopt, 1) == ErrorCode::unknown_member_id);
+}
+
+TEST_CASE("LeaveGroup empties the group; simple consumers commit with generation -1") {
+  Fixture f;
+  std::string a = f.stable_single_member();
+  auto r = f.gc->leave("g", {{a, std::nullopt}});
+  CHECK(r.members.at(0) == ErrorCode::none);
+  CHECK(f.gc->find("g")->state == GroupState::empty);
+  CHECK(f.commit("", -1) == ErrorCode::none);
+  std::vector<FetchedOffset> out;
+  CHECK(f.gc->fetch_offsets("g", std::nullopt, out) == ErrorCode::none);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].offset == 5);
+}
+
+TEST_CASE("INCONSISTENT_GROUP_PROTOCOL when protocols do not overlap") {
+  Fixture f;
+  f.stable_single_member();
+  auto req = f.join_request("");
+  req.protocols = {{"roundrobin", {}}};
+  auto r = f.join(req);
+  CHECK((*r)->error == ErrorCode::inconsistent_group_protocol);
+}
+
+TEST_CASE("GROUP_MAX_SIZE_REACHED beyond group.max.size") {
+  Fixture f;
+  f.config.max_size = 1;
+  f.gc = std::make_unique<GroupCoordinator>(f.config, f.store, [&f] { return f.now; });
+  f.stable_single_member();
+  auto r = f.join(f.join_request(""));
+  CHECK((*r)->error == ErrorCode::group_max_size_reached);
+}
+
+TEST_CASE("COORDINATOR_LOAD_IN_PROGRESS while the partition loads") {
+  Fixture f;
+  int32_t p = f.gc->partition_for("g");
+  f.gc->begin_loading(p);
+  CHECK((*f.join(f.join_request("")))->error == ErrorCode::coordinator_load_in_progress);
+  CHECK(f.commit("", -1) == ErrorCode::coordinator_load_in_progress);
+  std::vector<FetchedOffset> out;
+  CHECK(f.gc->fetch_offsets("g", std::nullopt, out) == ErrorCode::coordinator_load_in_progress);
+  CHECK(f.gc->delete_group("g") == ErrorCode::coordinator_load_in_progress);
+  f.gc->end_loading(p);
+  CHECK((*f.join(f.join_request("")))->error == ErrorCode::member_id_required);
+}
+
+TEST_CASE("DeleteGroups: GROUP_ID_NOT_FOUND and NON_EMPTY_GROUP") {
+  Fixture f;
+  CHECK(f.gc->delete_group("g") == ErrorCode::group_id_not_found);
+  std::string a = f.stable_single_member();
+  CHECK(f.gc->delete_group("g") == ErrorCode::non_empty_group);
+  f.gc->leave("g", {{a, std::nullopt}});
+  CHECK(f.gc->delete_group("g") == ErrorCode::none);
+  CHECK(f.gc->find("g") == nullptr);
+  // The group's tombstone is the last record written.
+  CHECK(!f.store.records.back().second.value.has_value());
+}
+
+TEST_CASE("offsets and groups survive a reload from the records") {
+  Fixture f;
+  std::string a = f.stable_single_member();
+  CHECK(f.commit(a, 1, 77) == ErrorCode::none);
+
+  MemoryStore store2;
+  GroupCoordinator reloaded(f.config, store2, [&f] { return f.now; });
+  int32_t p = reloaded.partition_for("g");
+  reloaded.begin_loading(p);
+  for (auto& [part, r] : f.store.records) {
+    std::optional<ByteView> value;
+    if (r.value) value = ByteView(r.value->data(), r.value->size());
+    reloaded.replay(part, {r.key.data(), r.key.size()}, value);
+  }
+  reloaded.end_loading(p);
+  const Group* g = reloaded.find("g");
+  REQUIRE(g);
+  CHECK(g->state == GroupState::stable);
+  CHECK(g->generation == 1);
+  CHECK(g->members.count(a) == 1);
+  CHECK(g->members.at(a).assignment == Bytes{9});
+  std::vector<FetchedOffset> out;
+  reloaded.fetch_offsets("g", std::vector<TopicPartition>{{"t", 0}}, out);
+  CHECK(out.at(0).offset == 77);
+}
+
+TEST_CASE("a static member restarting keeps its place without a rebalance") {
+  Fixture f;
+  auto req = f.join_request("");
+  req.group_instance_id = "instance-1";
+  auto j = f.join(req);
+  f.advance(1);
+  REQUIRE(j->has_value());
+  REQUIRE((*j)->error == ErrorCode::none);
+  std::string old_id = (*j)->member_id;
+  auto s = f.sync(old_id, 1, {{old_id, {4}}});
+  REQUIRE(f.gc->find("g")->state == GroupState::stable);
+  // Restart: a new join with the same instance id and no member id.
+  auto j2 = f.join(req);
+  REQUIRE(j2->has_value());
+  CHECK((*j2)->error == ErrorCode::none);
+  CHECK((*j2)->generation == 1);
+  CHECK((*j2)->member_id != old_id);
+  CHECK(f.gc->find("g")->state == GroupState::stable);
+  // The old identity is fenced.
+  CHECK(f.gc->heartbeat("g", old_id, std::string("instance-1"), 1) == ErrorCode::fenced_instance_id);
+  CHECK((*f.sync((*j2)->member_id, 1))->assignment == Bytes{4});
+}
+
+TEST_CASE("offsets expire after retention once the group is empty") {
+  Fixture f;
+  CHECK(f.commit("", -1) == ErrorCode::none);
+  f.now += f.config.offsets_retention_ms + 1;
+  f.gc->expire_offsets();
+  CHECK(f.gc->find("g") == nullptr);
+}
+
+TEST_CASE("OffsetDelete refuses topics the group consumes") {
+  Fixture f;
+  CHECK(f.commit("", -1) == ErrorCode::none);
+  std::vector<ErrorCode> errors;
+  CHECK(f.gc->delete_offsets("nope", {{"t", 0}}, errors) == ErrorCode::group_id_not_found);
+  CHECK(f.gc->delete_offsets("g", {{"t", 0}}, errors) == ErrorCode::none);
+  CHECK(errors.at(0) == ErrorCode::none);
+  std::vector<FetchedOffset> out;
+  f.gc->fetch_offsets("g", std::vector<TopicPartition>{{"t", 0}}, out);
+  CHECK(out.at(0).offset == -1);
+}

@@ -1,0 +1,190 @@
+#include "broker/group/group_service.h"
+
+#include <unistd.h>
+
+#include "broker/broker.h"
+#include "broker/logging.h"
+#include "protocol/records/batch_builder.h"
+#include "protocol/records/batch_reader.h"
+#include "protocol/records/validate.h"
+
+namespace runnel::broker::group {
+
+namespace {
+
+namespace rec = protocol::records;
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+CoordinatorConfig coordinator_config(const BrokerConfig& c, int32_t partitions) {
+  CoordinatorConfig cc;
+  cc.offsets_partitions = partitions;
+  cc.initial_rebalance_delay_ms = c.get_int("group.initial.rebalance.delay.ms");
+  cc.min_session_timeout_ms = c.get_int("group.min.session.timeout.ms");
+  cc.max_session_timeout_ms = c.get_int("group.max.session.timeout.ms");
+  cc.max_size = c.get_int("group.max.size");
+  cc.offset_metadata_max_bytes = c.get_int("offset.metadata.max.bytes");
+  cc.offsets_retention_ms = static_cast<int64_t>(c.get_int("offsets.retention.minutes")) * 60 * 1000;
+  return cc;
+}
+
+std::error_code create_offsets_topic(Broker& b) {
+  TopicOverrides overrides{{"cleanup.policy", "compact"},
+                           {"segment.bytes", std::to_string(b.config().get_int("offsets.topic.segment.bytes"))},
+                           {"compression.type", "producer"}};
+  auto created = b.topics().create(kOffsetsTopic, b.config().get_int("offsets.topic.num.partitions"), overrides, true);
+  if (!created) return created.error();
+  RLOG_INFO("created %s with %zu partitions", kOffsetsTopic, (*created)->partitions.size());
+  return {};
+}
+
+struct LoadedRecord {
+  Bytes key;
+  std::optional<Bytes> value;
+};
+
+struct LoadedPartition {
+  std::vector<LoadedRecord> records;
+  std::string error;
+};
+
+// Reads every record of a partition's log, oldest first. Blocking.
+std::function<LoadedPartition()> read_partition(std::shared_ptr<storage::Log> log) {
+  return [log] {
+    LoadedPartition out;
+    int64_t offset = log->log_start_offset();
+    const int64_t end = log->log_end_offset();
+    while (offset < end) {
+      auto info = log->read(offset, 4 << 20, end);
+      if (!info) {
+        out.error = info.error().message();
+        break;
+      }
+      const auto& region = info->records;
+      if (region.length <= 0) break;
+      Bytes buf(static_cast<size_t>(region.length));
+      ssize_t n = ::pread(region.fd, buf.data(), buf.size(), region.offset);
+      if (n != static_cast<ssize_t>(buf.size())) {
+        out.error = "short read";
+        break;
+      }
+      rec::BatchIterator it(ByteView(buf.data(), buf.size()));
+      int64_t next = offset;
+      while (auto batch = it.next()) {
+        next = batch->header.last_offset() + 1;
+        if (batch->header.is_control()) continue;
+        rec::BatchRecordReader reader(batch->bytes, rec::kDefaultMaxDecompressedBytes);
+        rec::Record r;
+        while (reader.next(r)) {
+          if (!r.key) continue;
+          LoadedRecord lr{Bytes(r.key->begin(), r.key->end()), std::nullopt};
+          if (r.value) lr.value = Bytes(r.value->begin(), r.value->end());
+          out.records.push_back(std::move(lr));
+        }
+      }
+      if (next <= offset) break;
+      offset = next;
+    }
+    return out;
+  };
+}
+
+std::function<std::error_code()> sync_log(std::shared_ptr<storage::Log> log) {
+  return [log] { return log->sync(); };
+}
+
+awaitable<bool> sync_then_send(Broker& broker, std::shared_ptr<storage::Log> log) {
+  std::error_code ec = co_await broker.run_blocking(sync_log(log));
+  if (ec) RLOG_ERROR("fsync of %s failed: %s", kOffsetsTopic, ec.message().c_str());
+  co_return !ec;
+}
+
+}  // namespace
+
+GroupService::GroupService(Broker& broker) : broker_(broker) {
+  // An existing topic keeps the partition count it was created with (the
+  // group -> partition mapping depends on it); a new one gets the config's.
+  auto topic = broker.topics().find(kOffsetsTopic);
+  auto partitions = topic ? static_cast<int32_t>(topic->partitions.size())
+                          : broker.config().get_int("offsets.topic.num.partitions");
+  coordinator_ = std::make_unique<GroupCoordinator>(coordinator_config(broker.config(), partitions), *this, wall_ms);
+  if (topic)
+    for (int32_t p = 0; p < partitions; ++p) coordinator_->begin_loading(p);
+}
+
+std::error_code GroupService::ensure_offsets_topic() {
+  if (broker_.topics().find(kOffsetsTopic)) return {};
+  return create_offsets_topic(broker_);
+}
+
+void GroupService::start() {
+  if (broker_.topics().find(kOffsetsTopic)) asio::co_spawn(broker_.io(), load_partitions(), asio::detached);
+  asio::co_spawn(broker_.io(), timers(), asio::detached);
+}
+
+awaitable<void> GroupService::load_partitions() {
+  auto topic = broker_.topics().find(kOffsetsTopic);
+  size_t groups_before = 0;
+  for (auto& part : topic->partitions) {
+    LoadedPartition loaded = co_await broker_.run_blocking(read_partition(part->log_ptr()));
+    if (!loaded.error.empty())
+      RLOG_ERROR("loading %s-%d: %s", kOffsetsTopic, part->index(), loaded.error.c_str());
+    for (auto& r : loaded.records) {
+      std::optional<ByteView> value;
+      if (r.value) value = ByteView(r.value->data(), r.value->size());
+      coordinator_->replay(part->index(), ByteView(r.key.data(), r.key.size()), value);
+    }
+    coordinator_->end_loading(part->index());
+    groups_before += loaded.records.size();
+  }
+  RLOG_INFO("group coordinator loaded %zu records from %s", groups_before, kOffsetsTopic);
+}
+
+awaitable<void> GroupService::timers() {
+  asio::steady_timer timer(broker_.io());
+  const int64_t retention_check_ms = broker_.config().get_long("offsets.retention.check.interval.ms");
+  int64_t next_expiry = wall_ms() + retention_check_ms;
+  while (!broker_.stopping()) {
+    coordinator_->tick();
+    if (wall_ms() >= next_expiry) {
+      coordinator_->expire_offsets();
+      next_expiry = wall_ms() + retention_check_ms;
+    }
+    timer.expires_after(std::chrono::milliseconds(10));
+    co_await timer.async_wait(as_tuple_awaitable);
+  }
+}
+
+std::error_code GroupService::append(int32_t partition, const std::vector<OffsetsRecord>& records) {
+  if (auto ec = ensure_offsets_topic()) return ec;
+  auto part = broker_.topics().partition(kOffsetsTopic, partition);
+  if (!part) return std::make_error_code(std::errc::no_such_device);
+  std::vector<rec::Record> rs(records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    rs[i].offset_delta = static_cast<int32_t>(i);
+    rs[i].key = ByteView(records[i].key.data(), records[i].key.size());
+    if (records[i].value) rs[i].value = ByteView(records[i].value->data(), records[i].value->size());
+  }
+  rec::BatchSpec spec;
+  spec.base_timestamp = wall_ms();
+  Bytes batch = rec::build_batch(spec, rs);
+  auto info = part->log().append(std::span<uint8_t>(batch.data(), batch.size()), part->leader_epoch());
+  if (!info) {
+    RLOG_ERROR("append to %s-%d failed: %s", kOffsetsTopic, partition, info.error().message().c_str());
+    return info.error();
+  }
+  part->data_signal().notify();
+  return {};
+}
+
+void GroupService::sync_before_response(RequestContext& ctx, const std::string& group_id) {
+  if (!broker_.config().get_bool("runnel.acks.all.fsync")) return;
+  auto part = broker_.topics().partition(kOffsetsTopic, coordinator_->partition_for(group_id));
+  if (!part) return;
+  ctx.before_send = [b = &broker_, log = part->log_ptr()] { return sync_then_send(*b, log); };
+}
+
+}  // namespace runnel::broker::group

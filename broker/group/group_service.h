@@ -1,0 +1,49 @@
+// The broker's group coordinator in place: the __consumer_offsets topic
+// (Kafka's internal compacted topic, created like Kafka's on the first
+// FindCoordinator for a group, or the first record written), the store that
+// appends the coordinator's records to it, the load of every partition
+// before its groups are served, and the timer loop that drives rebalances,
+// session expiry and offset retention.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "broker/asio.h"
+#include "broker/group/group_coordinator.h"
+#include "broker/request_context.h"
+
+namespace runnel::broker {
+class Broker;
+}
+
+namespace runnel::broker::group {
+
+inline constexpr const char* kOffsetsTopic = "__consumer_offsets";
+
+class GroupService : public OffsetsStore {
+ public:
+  // When __consumer_offsets exists, every partition starts "loading".
+  explicit GroupService(Broker& broker);
+  // Creates __consumer_offsets if it does not exist yet.
+  std::error_code ensure_offsets_topic();
+
+  GroupCoordinator& coordinator() { return *coordinator_; }
+  // Starts loading the partitions and the timer loop.
+  void start();
+
+  // Appends the records as one batch to the partition's log.
+  std::error_code append(int32_t partition, const std::vector<OffsetsRecord>& records) override;
+  // Makes the response wait for the fsync of the group's partition, as an
+  // acks=all produce does (runnel.acks.all.fsync).
+  void sync_before_response(RequestContext& ctx, const std::string& group_id);
+
+ private:
+  awaitable<void> load_partitions();
+  awaitable<void> timers();
+
+  Broker& broker_;
+  std::unique_ptr<GroupCoordinator> coordinator_;
+};
+
+}  // namespace runnel::broker::group

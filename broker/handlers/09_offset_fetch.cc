@@ -1,0 +1,132 @@
+// OffsetFetch (key 9): a group's committed offsets. v1-7 ask for one group
+// (v2+ null topics = every committed partition, and a top-level error);
+// v8+ batch several groups; v7+ RequireStable (nothing is ever unstable
+// here until transactional offset commits exist); v10 names topics by id.
+// Partitions without a committed offset answer offset -1.
+#include "broker/broker.h"
+#include "broker/group/group_service.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+namespace {
+
+using group::FetchedOffset;
+using group::TopicPartition;
+
+struct GroupOffsets {
+  p::ErrorCode error = p::ErrorCode::none;
+  std::vector<FetchedOffset> offsets;
+};
+
+GroupOffsets fetch(Broker& b, const std::string& group_id, const std::optional<std::vector<TopicPartition>>& wanted) {
+  GroupOffsets g;
+  g.error = b.groups().coordinator().fetch_offsets(group_id, wanted, g.offsets);
+  return g;
+}
+
+// Offsets grouped by topic, in the order they came.
+template <typename F>
+void by_topic(const std::vector<FetchedOffset>& offsets, F&& emit) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const FetchedOffset*>> topics;
+  for (auto& o : offsets) {
+    if (!topics.count(o.topic)) order.push_back(o.topic);
+    topics[o.topic].push_back(&o);
+  }
+  for (auto& t : order) emit(t, topics[t]);
+}
+
+}  // namespace
+
+awaitable<p::OffsetFetchResponse> handle_offset_fetch(RequestContext& ctx, p::OffsetFetchRequest& req) {
+  Broker& b = ctx.broker;
+  const int16_t v = ctx.api_version();
+  p::OffsetFetchResponse resp;
+  if (v < 8) {
+    std::optional<std::vector<TopicPartition>> wanted;
+    if (req.topics) {
+      wanted.emplace();
+      for (auto& t : *req.topics)
+        for (int32_t i : t.partition_indexes) wanted->push_back({t.name, i});
+    }
+    GroupOffsets g = fetch(b, req.group_id, wanted);
+    if (g.error != p::ErrorCode::none && v >= 2) {
+      resp.error_code = p::code(g.error);
+      co_return resp;
+    }
+    if (g.error != p::ErrorCode::none && wanted)  // v1: the error goes on every partition
+      for (auto& tp : *wanted) g.offsets.push_back({tp.first, tp.second, -1, -1, ""});
+    by_topic(g.offsets, [&](const std::string& name, const std::vector<const FetchedOffset*>& parts) {
+      auto& out = resp.topics.emplace_back();
+      out.name = name;
+      for (auto* o : parts) {
+        auto& op = out.partitions.emplace_back();
+        op.partition_index = o->partition;
+        op.committed_offset = o->offset;
+        op.committed_leader_epoch = o->leader_epoch;
+        op.metadata = o->metadata;
+        op.error_code = p::code(g.error);
+      }
+    });
+    co_return resp;
+  }
+  for (auto& rg : req.groups) {
+    auto& out = resp.groups.emplace_back();
+    out.group_id = rg.group_id;
+    std::optional<std::vector<TopicPartition>> wanted;
+    std::map<std::string, p::Uuid> ids;  // v10: topic name -> id for the answer
+    std::vector<std::pair<p::Uuid, std::vector<int32_t>>> unknown_ids;
+    if (rg.topics) {
+      wanted.emplace();
+      for (auto& t : *rg.topics) {
+        std::string name = t.name;
+        if (v >= 10) {
+          auto topic = b.topics().find(t.topic_id);
+          if (!topic) {
+            unknown_ids.emplace_back(t.topic_id, t.partition_indexes);
+            continue;
+          }
+          name = topic->name;
+          ids[name] = t.topic_id;
+        }
+        for (int32_t i : t.partition_indexes) wanted->push_back({name, i});
+      }
+    }
+    GroupOffsets g = fetch(b, rg.group_id, wanted);
+    out.error_code = p::code(g.error);
+    if (g.error != p::ErrorCode::none) continue;
+    by_topic(g.offsets, [&](const std::string& name, const std::vector<const FetchedOffset*>& parts) {
+      p::Uuid id;
+      if (v >= 10) {
+        auto topic = b.topics().find(name);
+        if (!topic) return;  // offsets of a deleted topic cannot be named by id
+        id = topic->id;
+      }
+      auto& ot = out.topics.emplace_back();
+      ot.name = name;
+      ot.topic_id = id;
+      for (auto* o : parts) {
+        auto& op = ot.partitions.emplace_back();
+        op.partition_index = o->partition;
+        op.committed_offset = o->offset;
+        op.committed_leader_epoch = o->leader_epoch;
+        op.metadata = o->metadata;
+      }
+    });
+    for (auto& [id, parts] : unknown_ids) {
+      auto& ot = out.topics.emplace_back();
+      ot.topic_id = id;
+      for (int32_t i : parts) {
+        auto& op = ot.partitions.emplace_back();
+        op.partition_index = i;
+        op.committed_offset = -1;
+        op.error_code = p::code(p::ErrorCode::unknown_topic_id);
+      }
+    }
+  }
+  co_return resp;
+}
+
+}  // namespace runnel::broker

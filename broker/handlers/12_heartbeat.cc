@@ -1,0 +1,18 @@
+// Heartbeat (key 12): keeps a member's session alive and tells it when a
+// rebalance is under way (REBALANCE_IN_PROGRESS). v3+ carries
+// group.instance.id (static members are fenced by it, KIP-345).
+#include "broker/broker.h"
+#include "broker/group/group_service.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+awaitable<p::HeartbeatResponse> handle_heartbeat(RequestContext& ctx, p::HeartbeatRequest& req) {
+  p::HeartbeatResponse resp;
+  resp.error_code = p::code(ctx.broker.groups().coordinator().heartbeat(req.group_id, req.member_id,
+                                                                         req.group_instance_id, req.generation_id));
+  co_return resp;
+}
+
+}  // namespace runnel::broker

@@ -1,0 +1,45 @@
+// DescribeGroups (key 15): state, protocol and members of each group;
+// member metadata and assignments (and the protocol name) only for Stable
+// groups, as Kafka. An unknown group is described as Dead; v6+ also says
+// GROUP_ID_NOT_FOUND. v3+ may ask for authorized operations (no authorizer
+// here: left at INT32_MIN, "not provided").
+#include "broker/broker.h"
+#include "broker/group/group_service.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+awaitable<p::DescribeGroupsResponse> handle_describe_groups(RequestContext& ctx, p::DescribeGroupsRequest& req) {
+  const int16_t v = ctx.api_version();
+  p::DescribeGroupsResponse resp;
+  for (const auto& id : req.groups) {
+    group::GroupDescription d = ctx.broker.groups().coordinator().describe(id);
+    auto& out = resp.groups.emplace_back();
+    out.group_id = id;
+    if (d.error == p::ErrorCode::group_id_not_found) {
+      out.group_state = d.state;
+      if (v >= 6) {
+        out.error_code = p::code(d.error);
+        out.error_message = "Group " + id + " not found.";
+      }
+      continue;
+    }
+    out.error_code = p::code(d.error);
+    out.group_state = d.state;
+    out.protocol_type = d.protocol_type;
+    out.protocol_data = d.protocol_data;
+    for (auto& m : d.members) {
+      auto& om = out.members.emplace_back();
+      om.member_id = m.member_id;
+      om.group_instance_id = m.group_instance_id;
+      om.client_id = m.client_id;
+      om.client_host = m.client_host;
+      om.member_metadata = std::move(m.metadata);
+      om.member_assignment = std::move(m.assignment);
+    }
+  }
+  co_return resp;
+}
+
+}  // namespace runnel::broker

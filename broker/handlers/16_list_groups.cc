@@ -1,0 +1,42 @@
+// ListGroups (key 16): every group this coordinator knows. v4+ filters by
+// state and v5+ by type (both case-insensitive; every group here is
+// "classic").
+#include <algorithm>
+
+#include "broker/broker.h"
+#include "broker/group/group_service.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+namespace {
+
+bool iequals(const std::string& a, const std::string& b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(x) == std::tolower(y); });
+}
+
+bool matches(const std::vector<std::string>& filter, const std::string& value) {
+  return filter.empty() || std::any_of(filter.begin(), filter.end(), [&](const auto& f) { return iequals(f, value); });
+}
+
+}  // namespace
+
+awaitable<p::ListGroupsResponse> handle_list_groups(RequestContext& ctx, p::ListGroupsRequest& req) {
+  p::ListGroupsResponse resp;
+  std::vector<group::GroupListing> groups;
+  resp.error_code = p::code(ctx.broker.groups().coordinator().list_groups(groups));
+  for (const auto& g : groups) {
+    std::string state = group::state_name(g.state);
+    if (!matches(req.states_filter, state) || !matches(req.types_filter, "classic")) continue;
+    auto& out = resp.groups.emplace_back();
+    out.group_id = g.group_id;
+    out.protocol_type = g.protocol_type;
+    out.group_state = state;
+    out.group_type = "classic";
+  }
+  co_return resp;
+}
+
+}  // namespace runnel::broker

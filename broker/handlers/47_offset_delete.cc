@@ -1,0 +1,42 @@
+// OffsetDelete (key 47): removes a group's committed offsets for some
+// partitions. Allowed for Empty groups, and for active consumer groups on
+// topics none of their members subscribes to (GROUP_SUBSCRIBED_TO_TOPIC
+// otherwise); unknown groups answer GROUP_ID_NOT_FOUND.
+#include "broker/broker.h"
+#include "broker/group/group_service.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+awaitable<p::OffsetDeleteResponse> handle_offset_delete(RequestContext& ctx, p::OffsetDeleteRequest& req) {
+  Broker& b = ctx.broker;
+  std::vector<group::TopicPartition> partitions;
+  std::vector<p::ErrorCode> known;
+  for (const auto& t : req.topics)
+    for (const auto& part : t.partitions) {
+      bool exists = b.topics().partition(t.name, part.partition_index) != nullptr;
+      known.push_back(exists ? p::ErrorCode::none : p::ErrorCode::unknown_topic_or_partition);
+      if (exists) partitions.push_back({t.name, part.partition_index});
+    }
+  std::vector<p::ErrorCode> errors;
+  p::ErrorCode top = b.groups().coordinator().delete_offsets(req.group_id, partitions, errors);
+  p::OffsetDeleteResponse resp;
+  resp.error_code = p::code(top);
+  if (top != p::ErrorCode::none) co_return resp;
+  size_t i = 0, j = 0;
+  for (const auto& t : req.topics) {
+    auto& out = resp.topics.emplace_back();
+    out.name = t.name;
+    for (const auto& part : t.partitions) {
+      auto& op = out.partitions.emplace_back();
+      op.partition_index = part.partition_index;
+      op.error_code = p::code(known[i] != p::ErrorCode::none ? known[i] : errors[j++]);
+      ++i;
+    }
+  }
+  b.groups().sync_before_response(ctx, req.group_id);
+  co_return resp;
+}
+
+}  // namespace runnel::broker
