@@ -1,0 +1,67 @@
+// What DescribeConfigs, AlterConfigs and IncrementalAlterConfigs share:
+// config resource types, the broker-id checks Kafka makes on resource
+// names, and the computation of a topic's new overrides (Kafka's
+// ConfigAdminManager on the broker plus ConfigurationControlManager and
+// ControllerConfigurationValidator on the controller, folded into one node).
+//
+// Runnel has no dynamic broker configs yet: every broker config comes from
+// server.properties and --override, so every alteration of a BROKER
+// resource is refused the way Kafka refuses a config that cannot be
+// updated dynamically.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/topic_table.h"
+
+namespace runnel::broker {
+
+// ConfigResource.Type ids.
+enum class ConfigResourceType : int8_t {
+  unknown = 0, topic = 2, broker = 4, broker_logger = 8, client_metrics = 16, group = 32,
+};
+
+// Kafka's enum name of a resource type id ("TOPIC", ... "UNKNOWN").
+const char* resource_type_name(int8_t id);
+bool is_known_resource_type(int8_t id);
+
+// Java's Integer.parseInt: optional sign, decimal digits, int32 range.
+std::optional<int32_t> parse_java_int(const std::string& s);
+
+// Java's String.split(","): trailing empty strings are dropped.
+std::vector<std::string> split_list(const std::string& s);
+
+// AlterConfigOp.OpType ids.
+enum class AlterConfigOp : int8_t { set = 0, remove = 1, append = 2, subtract = 3 };
+
+struct ConfigChange {
+  std::string name;
+  int8_t op = 0;
+  std::optional<std::string> value;
+};
+
+// The checks Kafka's broker makes on every resource's changes before
+// looking at its type: no key twice, and no null value (except for an
+// incremental DELETE).
+TopicError check_changes(const std::vector<ConfigChange>& changes, bool incremental);
+
+// A BROKER resource's alteration: the resource name must be "" or this
+// node's id; then the changes are applied to the (empty) set of dynamic
+// configs and whatever remains set is refused as not dynamic.
+TopicError alter_broker_configs(const std::string& resource_name, int32_t node_id,
+                                const std::vector<ConfigChange>& changes);
+
+// A TOPIC resource's incremental alteration: applies the changes to the
+// topic's current overrides and validates the result as Kafka's controller
+// does. On success `out` holds the new overrides.
+TopicError incremental_topic_overrides(const TopicTable& topics, const std::string& topic,
+                                       const std::vector<ConfigChange>& changes, TopicOverrides& out);
+
+// Validates a topic's complete new overrides (name, keys, values, size,
+// then existence), as Kafka's controller does before writing them.
+TopicError check_topic_overrides(const TopicTable& topics, const std::string& topic, const TopicOverrides& overrides);
+
+}  // namespace runnel::broker

@@ -1,0 +1,106 @@
+// DeleteRecords (key 21): moves partitions' log start offsets forward to
+// the requested offsets (-1: the high watermark) and deletes the segments
+// wholly below them. v1 changes only quotas, v2 is flexible.
+//
+// As Kafka's ReplicaManager: an unknown partition is
+// UNKNOWN_TOPIC_OR_PARTITION; an offset above the high watermark (or below
+// -1) OFFSET_OUT_OF_RANGE; a topic whose cleanup.policy lacks "delete"
+// POLICY_VIOLATION; an internal topic INVALID_TOPIC_EXCEPTION. Failed
+// partitions report low watermark -1. With one replica the new low
+// watermark is the leader's log start offset at once, so the request never
+// waits for TimeoutMs.
+#include <algorithm>
+
+#include "broker/broker.h"
+#include "broker/config_admin.h"
+#include "broker/handlers/handlers.h"
+#include "broker/logging.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+namespace {
+
+using p::ErrorCode;
+using PartitionResult_ = p::DeleteRecordsResponse::DeleteRecordsTopicResult::DeleteRecordsPartitionResult;
+
+constexpr int64_t kInvalidLowWatermark = -1;
+
+struct Deletion {
+  std::shared_ptr<storage::Log> log;
+  int64_t offset = 0;
+  PartitionResult_* out = nullptr;
+};
+
+struct Outcome {
+  int64_t low_watermark = kInvalidLowWatermark;
+  ErrorCode error = ErrorCode::none;
+};
+
+// Runs on the blocking pool: deleting segments touches the disk.
+std::vector<Outcome> delete_all(const std::vector<Deletion>& work) {
+  std::vector<Outcome> out;
+  for (const auto& d : work) {
+    auto r = d.log->delete_records(d.offset);
+    if (r) {
+      out.push_back({*r, ErrorCode::none});
+    } else {
+      bool range = r.error() == storage::StorageErrc::offset_out_of_range;
+      if (!range) RLOG_ERROR("delete records in %s: %s", d.log->dir().c_str(), r.error().message().c_str());
+      out.push_back({kInvalidLowWatermark, range ? ErrorCode::offset_out_of_range : ErrorCode::kafka_storage_error});
+    }
+  }
+  return out;
+}
+
+auto delete_on_pool(Broker& b, std::vector<Deletion> work) {
+  return b.run_blocking([work = std::move(work)] { return delete_all(work); });
+}
+
+bool policy_allows_delete(const Broker& b, const Topic& t) {
+  auto policies = split_list(topic_config_value(b.config(), t.overrides, "cleanup.policy"));
+  return std::find(policies.begin(), policies.end(), "delete") != policies.end();
+}
+
+}  // namespace
+
+awaitable<p::DeleteRecordsResponse> handle_delete_records(RequestContext& ctx, p::DeleteRecordsRequest& req) {
+  Broker& b = ctx.broker;
+  p::DeleteRecordsResponse resp;
+  std::vector<Deletion> work;
+  resp.topics.reserve(req.topics.size());
+  for (const auto& rt : req.topics) {
+    auto& tr = resp.topics.emplace_back();
+    tr.name = rt.name;
+    tr.partitions.reserve(rt.partitions.size());
+    auto topic = b.topics().find(rt.name);
+    for (const auto& rp : rt.partitions) {
+      auto& pr = tr.partitions.emplace_back();
+      pr.partition_index = rp.partition_index;
+      pr.low_watermark = kInvalidLowWatermark;
+      auto part = b.topics().partition(rt.name, rp.partition_index);
+      if (!topic || !part) {
+        pr.error_code = p::code(ErrorCode::unknown_topic_or_partition);
+      } else if (topic->internal) {
+        pr.error_code = p::code(ErrorCode::invalid_topic_exception);
+      } else if (!policy_allows_delete(b, *topic)) {
+        pr.error_code = p::code(ErrorCode::policy_violation);
+      } else if (rp.offset < -1) {
+        pr.error_code = p::code(ErrorCode::offset_out_of_range);
+      } else {
+        work.push_back({part->log_ptr(), rp.offset, &pr});
+      }
+    }
+  }
+  if (work.empty()) co_return resp;
+  std::vector<PartitionResult_*> slots;
+  for (const auto& d : work) slots.push_back(d.out);
+  auto outcomes = co_await delete_on_pool(b, std::move(work));
+  for (size_t i = 0; i < slots.size() && i < outcomes.size(); ++i) {
+    slots[i]->low_watermark = outcomes[i].low_watermark;
+    slots[i]->error_code = p::code(outcomes[i].error);
+  }
+  co_return resp;
+}
+
+}  // namespace runnel::broker

@@ -1,0 +1,186 @@
+// DescribeConfigs (key 32): the configs of topics, of this broker and of
+// its loggers, as Kafka's ConfigHelper reports them. v1 adds synonyms and
+// the config source, v3 documentation and the config type, v4 is flexible.
+//
+// TOPIC: every topic config with its effective value and source.
+// BROKER "<this node id>": every broker config, its value or Kafka's
+// default; all read-only, because Runnel has no dynamic broker configs yet.
+// BROKER "": Kafka describes the cluster-wide dynamic defaults there, of
+// which Runnel has none, so the list is empty. BROKER_LOGGER: the root
+// logger's level. An empty or null ConfigurationKeys lists every key;
+// unknown requested keys are left out. Documentation is not provided
+// (null), which Kafka's clients accept.
+#include <algorithm>
+#include <set>
+
+#include "broker/broker.h"
+#include "broker/config_admin.h"
+#include "broker/handlers/handlers.h"
+#include "broker/logging.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+namespace {
+
+using p::ErrorCode;
+using Result_ = p::DescribeConfigsResponse::DescribeConfigsResult;
+using Entry_ = Result_::DescribeConfigsResourceResult;
+using Synonym_ = Entry_::DescribeConfigsSynonym;
+using Resource_ = p::DescribeConfigsRequest::DescribeConfigsResource;
+
+struct Options {
+  bool synonyms = false;
+};
+
+bool wanted(const Resource_& r, const std::string& key) {
+  if (!r.configuration_keys || r.configuration_keys->empty()) return true;
+  const auto& keys = *r.configuration_keys;
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+Result_ failed(const Resource_& r, ErrorCode code, std::optional<std::string> message) {
+  Result_ out;
+  out.error_code = p::code(code);
+  out.error_message = std::move(message);
+  out.resource_type = r.resource_type;
+  out.resource_name = r.resource_name;
+  return out;
+}
+
+Entry_ make_entry(const ConfigEntry& e, const Options& o) {
+  Entry_ out;
+  out.name = e.name;
+  out.value = e.sensitive ? std::nullopt : e.value;
+  out.read_only = e.read_only;
+  out.config_source = static_cast<int8_t>(e.source);
+  out.is_sensitive = e.sensitive;
+  if (o.synonyms)
+    for (const auto& s : e.synonyms)
+      out.synonyms.push_back({s.name, e.sensitive ? std::nullopt : s.value, static_cast<int8_t>(s.source), {}});
+  out.config_type = static_cast<int8_t>(e.type);
+  out.documentation = std::nullopt;
+  return out;
+}
+
+Result_ describe_topic(Broker& b, const Resource_& r, const Options& o) {
+  if (auto e = TopicTable::validate_name(r.resource_name); !e.ok()) return failed(r, e.code, e.message);
+  auto topic = b.topics().find(r.resource_name);
+  if (!topic) return failed(r, ErrorCode::unknown_topic_or_partition, std::nullopt);
+  Result_ out = failed(r, ErrorCode::none, std::nullopt);
+  for (const auto& e : describe_topic_configs(b.config(), topic->overrides))
+    if (wanted(r, e.name)) out.configs.push_back(make_entry(e, o));
+  return out;
+}
+
+// Kafka's DynamicBrokerConfig.brokerConfigSynonyms: the keys that set the
+// same value, highest precedence first.
+std::vector<std::string> broker_synonym_names(const std::string& name) {
+  static const std::vector<std::vector<std::string>> kFamilies = {
+      {"log.roll.ms", "log.roll.hours"},
+      {"log.roll.jitter.ms", "log.roll.jitter.hours"},
+      {"log.retention.ms", "log.retention.minutes", "log.retention.hours"},
+  };
+  if (name == "log.flush.interval.ms") return {name, "log.flush.scheduler.interval.ms"};
+  for (const auto& f : kFamilies)
+    if (std::find(f.begin(), f.end(), name) != f.end()) return f;
+  return {name};
+}
+
+// One broker config as Kafka's ConfigHelper describes it for this broker:
+// the synonyms are the static values, then the defaults, of the key's
+// synonym family, starting from the first that names the key itself.
+ConfigEntry broker_entry(const BrokerConfig& config, const ConfigDef& def) {
+  ConfigEntry e;
+  e.name = def.name;
+  e.value = config.value_or_default(def.name);
+  e.type = data_type(def.type);
+  e.sensitive = def.type == ConfigType::password;
+  e.read_only = true;  // no dynamic broker configs in Runnel yet
+  std::vector<ConfigEntry::Synonym> all;
+  auto names = broker_synonym_names(def.name);
+  for (const auto& n : names)
+    if (BrokerConfig::find_definition(n) && config.is_set(n))
+      all.push_back({n, config.value_or_default(n), ConfigSource::static_broker_config});
+  for (const auto& n : names)
+    if (const ConfigDef* d = BrokerConfig::find_definition(n); d && d->default_value)
+      all.push_back({n, std::string(d->default_value), ConfigSource::default_config});
+  auto first_own = std::find_if(all.begin(), all.end(), [&](const auto& s) { return s.name == e.name; });
+  e.synonyms.assign(first_own, all.end());
+  e.source = e.synonyms.empty() ? ConfigSource::default_config : e.synonyms.front().source;
+  return e;
+}
+
+Result_ describe_broker(Broker& b, const Resource_& r, const Options& o) {
+  Result_ out = failed(r, ErrorCode::none, std::nullopt);
+  if (r.resource_name.empty()) return out;  // the cluster-wide dynamic defaults: none
+  auto id = parse_java_int(r.resource_name);
+  if (!id) return failed(r, ErrorCode::invalid_request, "Broker id must be an integer, but it is: " + r.resource_name);
+  if (*id != b.node_id())
+    return failed(r, ErrorCode::invalid_request,
+                  "Unexpected broker id, expected " + std::to_string(b.node_id()) + " or empty string, but received " +
+                      r.resource_name);
+  for (const auto& def : BrokerConfig::definitions())
+    if (wanted(r, def.name)) out.configs.push_back(make_entry(broker_entry(b.config(), def), o));
+  return out;
+}
+
+std::string root_log_level() {
+  if (log_enabled(LogLevel::debug)) return "DEBUG";
+  if (log_enabled(LogLevel::info)) return "INFO";
+  if (log_enabled(LogLevel::warn)) return "WARN";
+  return "ERROR";
+}
+
+Result_ describe_broker_logger(Broker& b, const Resource_& r) {
+  if (r.resource_name.empty()) return failed(r, ErrorCode::invalid_request, "Broker id must not be empty");
+  auto id = parse_java_int(r.resource_name);
+  if (!id) return failed(r, ErrorCode::invalid_request, "Broker id must be an integer, but it is: " + r.resource_name);
+  if (*id != b.node_id())
+    return failed(r, ErrorCode::invalid_request,
+                  "Unexpected broker id, expected " + std::to_string(b.node_id()) + " but received " + r.resource_name);
+  Result_ out = failed(r, ErrorCode::none, std::nullopt);
+  // Runnel has one logger, the root.
+  if (wanted(r, "root")) {
+    Entry_ e;
+    e.name = "root";
+    e.value = root_log_level();
+    e.config_source = static_cast<int8_t>(ConfigSource::dynamic_broker_logger_config);
+    e.config_type = static_cast<int8_t>(ConfigDataType::unknown);
+    e.documentation = std::nullopt;
+    out.configs.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
+awaitable<p::DescribeConfigsResponse> handle_describe_configs(RequestContext& ctx, p::DescribeConfigsRequest& req) {
+  Broker& b = ctx.broker;
+  p::DescribeConfigsResponse resp;
+  const Options o{req.include_synonyms};
+  // An unknown resource type fails the whole request in Kafka (thrown
+  // while authorizing), answered with INVALID_REQUEST's default message.
+  for (const auto& r : req.resources) {
+    if (is_known_resource_type(r.resource_type)) continue;
+    for (const auto& each : req.resources)
+      resp.results.push_back(failed(each, ErrorCode::invalid_request,
+                                    "This most likely occurs because of a request being malformed by the client library "
+                                    "or the message was sent to an incompatible broker. See the broker logs for more details."));
+    co_return resp;
+  }
+  for (const auto& r : req.resources) {
+    switch (static_cast<ConfigResourceType>(r.resource_type)) {
+      case ConfigResourceType::topic: resp.results.push_back(describe_topic(b, r, o)); break;
+      case ConfigResourceType::broker: resp.results.push_back(describe_broker(b, r, o)); break;
+      case ConfigResourceType::broker_logger: resp.results.push_back(describe_broker_logger(b, r)); break;
+      default:
+        // GROUP and CLIENT_METRICS configs are not implemented yet.
+        resp.results.push_back(failed(r, ErrorCode::invalid_request,
+                                      std::string("Unsupported resource type: ") + resource_type_name(r.resource_type)));
+    }
+  }
+  co_return resp;
+}
+
+}  // namespace runnel::broker

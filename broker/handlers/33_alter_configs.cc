@@ -1,0 +1,67 @@
+// AlterConfigs (key 33): the legacy, non-incremental alteration. Each
+// resource's configs replace its whole set of dynamic configs: a topic
+// override not named in the request is removed. v1 changes only
+// throttling, v2 is flexible.
+//
+// TOPIC: the new set is validated as Kafka's controller does and, unless
+// ValidateOnly, stored and applied to the partition logs. BROKER: Runnel
+// has no dynamic broker configs, so any config named is refused as Kafka
+// refuses a static one (an empty set is accepted: there is nothing to
+// replace). BROKER_LOGGER is not alterable through this API, as in Kafka.
+#include <map>
+
+#include "broker/broker.h"
+#include "broker/config_admin.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+namespace {
+
+using p::ErrorCode;
+using Resource_ = p::AlterConfigsRequest::AlterConfigsResource;
+using Response_ = p::AlterConfigsResponse::AlterConfigsResourceResponse;
+
+TopicError alter_one(Broker& b, const Resource_& r, bool validate_only) {
+  std::vector<ConfigChange> changes;
+  for (const auto& c : r.configs)
+    changes.push_back({c.name, static_cast<int8_t>(AlterConfigOp::set), c.value});
+  if (auto e = check_changes(changes, /*incremental=*/false); !e.ok()) return e;
+  switch (static_cast<ConfigResourceType>(r.resource_type)) {
+    case ConfigResourceType::broker: return alter_broker_configs(r.resource_name, b.node_id(), changes);
+    case ConfigResourceType::topic: {
+      TopicOverrides overrides;
+      for (const auto& c : r.configs) overrides[c.name] = *c.value;
+      if (auto e = check_topic_overrides(b.topics(), r.resource_name, overrides); !e.ok()) return e;
+      if (validate_only) return {};
+      return b.topics().set_overrides(r.resource_name, std::move(overrides));
+    }
+    case ConfigResourceType::group:
+    case ConfigResourceType::client_metrics:
+      return {ErrorCode::invalid_request, std::string("Unsupported resource type: ") + resource_type_name(r.resource_type)};
+    default: return {ErrorCode::invalid_request, "Unknown resource type " + std::to_string(r.resource_type)};
+  }
+}
+
+}  // namespace
+
+awaitable<p::AlterConfigsResponse> handle_alter_configs(RequestContext& ctx, p::AlterConfigsRequest& req) {
+  p::AlterConfigsResponse resp;
+  std::map<std::pair<int8_t, std::string>, int> counts;
+  for (const auto& r : req.resources) ++counts[{r.resource_type, r.resource_name}];
+  for (const auto& r : req.resources) {
+    TopicError err = counts[{r.resource_type, r.resource_name}] > 1
+                         ? TopicError{ErrorCode::invalid_request, "Each resource must appear at most once."}
+                         : alter_one(ctx.broker, r, req.validate_only);
+    Response_ out;
+    out.error_code = p::code(err.code);
+    out.error_message = err.ok() || err.message.empty() ? std::nullopt : std::optional<std::string>(err.message);
+    out.resource_type = r.resource_type;
+    out.resource_name = r.resource_name;
+    resp.responses.push_back(std::move(out));
+  }
+  co_return resp;
+}
+
+}  // namespace runnel::broker

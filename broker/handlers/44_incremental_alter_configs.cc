@@ -1,0 +1,120 @@
+// IncrementalAlterConfigs (key 44, KIP-339): SET, DELETE, APPEND and
+// SUBTRACT single config entries of topics, of this broker, and of its
+// loggers (KIP-412). v1 is flexible; the fields are the same.
+//
+// TOPIC: the operations are applied to the topic's overrides (APPEND and
+// SUBTRACT only on list configs such as cleanup.policy, starting from the
+// config's default when unset), the result is validated as Kafka's
+// controller does, and unless ValidateOnly it is stored and applied to the
+// partition logs. BROKER: Runnel has no dynamic broker configs, so any
+// value left set is refused as Kafka refuses a static config. BROKER_LOGGER:
+// the root logger's level (DEBUG, INFO, WARN, ERROR); not persisted, as in
+// Kafka. Results come back in request order.
+#include <map>
+
+#include "broker/broker.h"
+#include "broker/config_admin.h"
+#include "broker/handlers/handlers.h"
+#include "broker/logging.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+namespace {
+
+using p::ErrorCode;
+using Resource_ = p::IncrementalAlterConfigsRequest::AlterConfigsResource;
+using Response_ = p::IncrementalAlterConfigsResponse::AlterConfigsResourceResponse;
+
+std::vector<ConfigChange> changes_of(const Resource_& r) {
+  std::vector<ConfigChange> out;
+  for (const auto& c : r.configs) out.push_back({c.name, c.config_operation, c.value});
+  return out;
+}
+
+std::optional<LogLevel> parse_level(const std::string& s) {
+  if (s == "DEBUG") return LogLevel::debug;
+  if (s == "INFO") return LogLevel::info;
+  if (s == "WARN") return LogLevel::warn;
+  if (s == "ERROR") return LogLevel::error;
+  return std::nullopt;
+}
+
+// Kafka's RuntimeLoggerManager, for Runnel's one logger, "root".
+TopicError alter_loggers(const Resource_& r, int32_t node_id, bool validate_only) {
+  auto id = parse_java_int(r.resource_name);
+  if (!id) return {ErrorCode::invalid_request, "Node id must be an integer, but it is: " + r.resource_name};
+  if (*id != node_id)
+    return {ErrorCode::invalid_request,
+            "Unexpected node id. Expected " + std::to_string(node_id) + ", but received " + r.resource_name};
+  std::optional<LogLevel> level;
+  std::string level_name;
+  for (const auto& c : r.configs) {
+    switch (static_cast<AlterConfigOp>(c.config_operation)) {
+      case AlterConfigOp::set:
+        if (c.name != "root") return {ErrorCode::invalid_config, "Logger " + c.name + " does not exist!"};
+        level = parse_level(*c.value);
+        level_name = *c.value;
+        if (!level)
+          return {ErrorCode::invalid_config, "Cannot set the log level of " + c.name + " to " + *c.value +
+                                                 " as it is not a supported log level. Valid log4j levels are DEBUG, INFO, WARN, ERROR"};
+        break;
+      case AlterConfigOp::remove:
+        if (c.name != "root") return {ErrorCode::invalid_config, "Logger " + c.name + " does not exist!"};
+        return {ErrorCode::invalid_request, "Removing the log level of the root logger is not allowed"};
+      case AlterConfigOp::append: return {ErrorCode::invalid_request, "APPEND operation is not allowed for the BROKER_LOGGER resource"};
+      case AlterConfigOp::subtract:
+        return {ErrorCode::invalid_request, "SUBTRACT operation is not allowed for the BROKER_LOGGER resource"};
+      default:
+        return {ErrorCode::invalid_request, "Unknown operation type " + std::to_string(c.config_operation) +
+                                                " is not allowed for the BROKER_LOGGER resource"};
+    }
+  }
+  if (level && !validate_only) {
+    set_log_level(*level);
+    RLOG_INFO("root log level set to %s", level_name.c_str());
+  }
+  return {};
+}
+
+TopicError alter_one(Broker& b, const Resource_& r, bool validate_only) {
+  auto changes = changes_of(r);
+  if (auto e = check_changes(changes, /*incremental=*/true); !e.ok()) return e;
+  switch (static_cast<ConfigResourceType>(r.resource_type)) {
+    case ConfigResourceType::broker_logger: return alter_loggers(r, b.node_id(), validate_only);
+    case ConfigResourceType::broker: return alter_broker_configs(r.resource_name, b.node_id(), changes);
+    case ConfigResourceType::topic: {
+      TopicOverrides overrides;
+      if (auto e = incremental_topic_overrides(b.topics(), r.resource_name, changes, overrides); !e.ok()) return e;
+      if (validate_only) return {};
+      return b.topics().set_overrides(r.resource_name, std::move(overrides));
+    }
+    case ConfigResourceType::group:
+    case ConfigResourceType::client_metrics:
+      return {ErrorCode::invalid_request, std::string("Unsupported resource type: ") + resource_type_name(r.resource_type)};
+    default: return {ErrorCode::invalid_request, "Unknown resource type " + std::to_string(r.resource_type)};
+  }
+}
+
+}  // namespace
+
+awaitable<p::IncrementalAlterConfigsResponse> handle_incremental_alter_configs(RequestContext& ctx,
+                                                                               p::IncrementalAlterConfigsRequest& req) {
+  p::IncrementalAlterConfigsResponse resp;
+  std::map<std::pair<int8_t, std::string>, int> counts;
+  for (const auto& r : req.resources) ++counts[{r.resource_type, r.resource_name}];
+  for (const auto& r : req.resources) {
+    TopicError err = counts[{r.resource_type, r.resource_name}] > 1
+                         ? TopicError{ErrorCode::invalid_request, "Each resource must appear at most once."}
+                         : alter_one(ctx.broker, r, req.validate_only);
+    Response_ out;
+    out.error_code = p::code(err.code);
+    out.error_message = err.ok() || err.message.empty() ? std::nullopt : std::optional<std::string>(err.message);
+    out.resource_type = r.resource_type;
+    out.resource_name = r.resource_name;
+    resp.responses.push_back(std::move(out));
+  }
+  co_return resp;
+}
+
+}  // namespace runnel::broker

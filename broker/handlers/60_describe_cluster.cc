@@ -1,0 +1,62 @@
+// DescribeCluster (key 60, KIP-700): the cluster id, the controller and the
+// brokers, as the admin client's describeCluster sees them. Flexible from
+// v0; v1 adds the endpoint type (KIP-919: brokers answer for BROKER only),
+// v2 the fenced flag and the request to include fenced brokers.
+//
+// This node is the only broker, never fenced, and reports itself as the
+// controller (Kafka's brokers report a live broker's id there). The
+// cluster's authorized operations are filled in only when asked for:
+// Runnel has no authorizer, so every cluster operation is allowed.
+#include "broker/broker.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+namespace {
+
+using p::ErrorCode;
+
+constexpr int8_t kBrokerEndpoint = 1;
+constexpr int8_t kControllerEndpoint = 2;
+
+// AclOperation codes Kafka supports on the CLUSTER resource: CREATE,
+// ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS,
+// IDEMPOTENT_WRITE, as a bit field.
+constexpr int32_t kAllClusterOperations = (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
+
+const char* endpoint_name(int8_t t) { return t == kBrokerEndpoint ? "BROKER" : "CONTROLLER"; }
+
+}  // namespace
+
+awaitable<p::DescribeClusterResponse> handle_describe_cluster(RequestContext& ctx, p::DescribeClusterRequest& req) {
+  Broker& b = ctx.broker;
+  const int16_t v = ctx.api_version();
+  p::DescribeClusterResponse resp;
+  if (req.endpoint_type != kBrokerEndpoint && req.endpoint_type != kControllerEndpoint) {
+    resp.error_code = p::code(v == 0 ? ErrorCode::invalid_request : ErrorCode::unsupported_endpoint_type);
+    resp.error_message = "Unsupported endpoint type " + std::to_string(req.endpoint_type);
+    co_return resp;
+  }
+  if (req.endpoint_type != kBrokerEndpoint) {
+    resp.error_code = p::code(v == 0 ? ErrorCode::invalid_request : ErrorCode::mismatched_endpoint_type);
+    resp.error_message = std::string("The request was sent to an endpoint of type ") + endpoint_name(kBrokerEndpoint) +
+                         ", but we wanted an endpoint of type " + endpoint_name(req.endpoint_type);
+    co_return resp;
+  }
+  resp.endpoint_type = kBrokerEndpoint;
+  resp.cluster_id = b.cluster_id();
+  resp.controller_id = b.node_id();
+  const Listener& l = b.advertised_listener(ctx.listener_name);
+  p::DescribeClusterResponse::DescribeClusterBroker self;
+  self.broker_id = b.node_id();
+  self.host = l.host;
+  self.port = l.port;
+  self.rack = b.config().get_optional("broker.rack");
+  self.is_fenced = false;
+  resp.brokers.push_back(std::move(self));
+  if (req.include_cluster_authorized_operations) resp.cluster_authorized_operations = kAllClusterOperations;
+  co_return resp;
+}
+
+}  // namespace runnel::broker
