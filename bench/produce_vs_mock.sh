@@ -39,9 +39,9 @@ stop_runnel
 
 for acks in 1 all; do
   for round in 1 2; do
-    "$bin/produce_bench" --mock --records "$records" --acks "$acks" | tee -a "$out"
+    "$bin/bench/produce_bench" --mock --records "$records" --acks "$acks" | tee -a "$out"
     start_runnel
-    "$bin/produce_bench" --bootstrap 127.0.0.1:$port --records "$records" --acks "$acks" | sed 's/"broker"/"runnel"/' | tee -a "$out"
+    "$bin/bench/produce_bench" --bootstrap 127.0.0.1:$port --records "$records" --acks "$acks" | sed 's/"broker"/"runnel"/' | tee -a "$out"
     stop_runnel
   done
 done
