@@ -92,14 +92,17 @@ awaitable<void> Connection::request_loop() {
       break;
     }
     auto permit = co_await broker_.request_memory().acquire(static_cast<size_t>(size));
-    auto frame = std::make_shared<proto::Bytes>(static_cast<size_t>(size));
-    auto [ec2, n2] = co_await asio::async_read(socket_, asio::buffer(*frame), as_tuple_awaitable);
+    // Not zero-filled: every byte is overwritten by the read (zeroing it
+    // first showed up as 4% of a produce profile).
+    auto frame = std::make_shared_for_overwrite<uint8_t[]>(static_cast<size_t>(size));
+    auto [ec2, n2] = co_await asio::async_read(socket_, asio::buffer(frame.get(), static_cast<size_t>(size)),
+                                               as_tuple_awaitable);
     if (ec2) break;
     last_activity_ = std::chrono::steady_clock::now();
     // A malformed request ends the connection, but only after the responses
     // already queued have been sent: Kafka serves one request at a time, so
     // everything before the bad one would have been answered.
-    if (!co_await serve(std::move(frame))) break;
+    if (!co_await serve(std::move(frame), static_cast<size_t>(size))) break;
     if (stop_reading_) break;
   }
   // No more requests: the response loop sends what is queued, then the end
@@ -109,14 +112,14 @@ awaitable<void> Connection::request_loop() {
   co_await responses_.async_send(error_code{}, std::move(end), as_tuple_awaitable);
 }
 
-awaitable<bool> Connection::serve(std::shared_ptr<proto::Bytes> frame) {
-  auto peek = proto::peek_header(*frame);
+awaitable<bool> Connection::serve(std::shared_ptr<uint8_t[]> frame, size_t size) {
+  auto peek = proto::peek_header(proto::ByteView(frame.get(), size));
   if (!peek) {
     RLOG_WARN("closing connection from %s: request header truncated", peer_.c_str());
     co_return false;
   }
   const ApiRoute* route = find_route(peek->api_key);
-  proto::Reader reader(frame->data(), frame->size(), frame);
+  proto::Reader reader(frame.get(), size, frame);
   proto::RequestHeader header;
 
   if (peek->api_key == proto::kApiVersionsKey && route && !route->supports(peek->api_version)) {

@@ -43,7 +43,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   awaitable<void> response_loop();
   awaitable<void> idle_watchdog();
   // Serves one frame; false means close the connection.
-  awaitable<bool> serve(std::shared_ptr<protocol::Bytes> frame);
+  awaitable<bool> serve(std::shared_ptr<uint8_t[]> frame, size_t size);
   awaitable<bool> answer_unsupported_api_versions(const protocol::RequestHeader& header);
   awaitable<bool> queue(OutboundResponse response);
   awaitable<void> write_response(OutboundResponse& response);
