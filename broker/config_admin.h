@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,5 +64,26 @@ TopicError incremental_topic_overrides(const TopicTable& topics, const std::stri
 // Validates a topic's complete new overrides (name, keys, values, size,
 // then existence), as Kafka's controller does before writing them.
 TopicError check_topic_overrides(const TopicTable& topics, const std::string& topic, const TopicOverrides& overrides);
+
+// AlterConfigs and IncrementalAlterConfigs answer alike: one result per
+// resource, INVALID_REQUEST for a resource named twice, otherwise what
+// `alter_one(resource)` returns. `Response` is the generated response type.
+template <typename Response, typename Resources, typename AlterOne>
+Response answer_each_resource(const Resources& resources, AlterOne&& alter_one) {
+  Response resp;
+  std::map<std::pair<int8_t, std::string>, int> counts;
+  for (const auto& r : resources) ++counts[{r.resource_type, r.resource_name}];
+  for (const auto& r : resources) {
+    TopicError err = counts[{r.resource_type, r.resource_name}] > 1
+                         ? TopicError{protocol::ErrorCode::invalid_request, "Each resource must appear at most once."}
+                         : alter_one(r);
+    auto& out = resp.responses.emplace_back();
+    out.error_code = protocol::code(err.code);
+    out.error_message = err.ok() || err.message.empty() ? std::nullopt : std::optional<std::string>(err.message);
+    out.resource_type = r.resource_type;
+    out.resource_name = r.resource_name;
+  }
+  return resp;
+}
 
 }  // namespace runnel::broker

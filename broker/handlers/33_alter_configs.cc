@@ -21,7 +21,6 @@ namespace {
 
 using p::ErrorCode;
 using Resource_ = p::AlterConfigsRequest::AlterConfigsResource;
-using Response_ = p::AlterConfigsResponse::AlterConfigsResourceResponse;
 
 TopicError alter_one(Broker& b, const Resource_& r, bool validate_only) {
   std::vector<ConfigChange> changes;
@@ -47,21 +46,8 @@ TopicError alter_one(Broker& b, const Resource_& r, bool validate_only) {
 }  // namespace
 
 awaitable<p::AlterConfigsResponse> handle_alter_configs(RequestContext& ctx, p::AlterConfigsRequest& req) {
-  p::AlterConfigsResponse resp;
-  std::map<std::pair<int8_t, std::string>, int> counts;
-  for (const auto& r : req.resources) ++counts[{r.resource_type, r.resource_name}];
-  for (const auto& r : req.resources) {
-    TopicError err = counts[{r.resource_type, r.resource_name}] > 1
-                         ? TopicError{ErrorCode::invalid_request, "Each resource must appear at most once."}
-                         : alter_one(ctx.broker, r, req.validate_only);
-    Response_ out;
-    out.error_code = p::code(err.code);
-    out.error_message = err.ok() || err.message.empty() ? std::nullopt : std::optional<std::string>(err.message);
-    out.resource_type = r.resource_type;
-    out.resource_name = r.resource_name;
-    resp.responses.push_back(std::move(out));
-  }
-  co_return resp;
+  co_return answer_each_resource<p::AlterConfigsResponse>(
+      req.resources, [&](const auto& r) { return alter_one(ctx.broker, r, req.validate_only); });
 }
 
 }  // namespace runnel::broker

@@ -24,7 +24,6 @@ namespace {
 
 using p::ErrorCode;
 using Resource_ = p::IncrementalAlterConfigsRequest::AlterConfigsResource;
-using Response_ = p::IncrementalAlterConfigsResponse::AlterConfigsResourceResponse;
 
 std::vector<ConfigChange> changes_of(const Resource_& r) {
   std::vector<ConfigChange> out;
@@ -100,21 +99,8 @@ TopicError alter_one(Broker& b, const Resource_& r, bool validate_only) {
 
 awaitable<p::IncrementalAlterConfigsResponse> handle_incremental_alter_configs(RequestContext& ctx,
                                                                                p::IncrementalAlterConfigsRequest& req) {
-  p::IncrementalAlterConfigsResponse resp;
-  std::map<std::pair<int8_t, std::string>, int> counts;
-  for (const auto& r : req.resources) ++counts[{r.resource_type, r.resource_name}];
-  for (const auto& r : req.resources) {
-    TopicError err = counts[{r.resource_type, r.resource_name}] > 1
-                         ? TopicError{ErrorCode::invalid_request, "Each resource must appear at most once."}
-                         : alter_one(ctx.broker, r, req.validate_only);
-    Response_ out;
-    out.error_code = p::code(err.code);
-    out.error_message = err.ok() || err.message.empty() ? std::nullopt : std::optional<std::string>(err.message);
-    out.resource_type = r.resource_type;
-    out.resource_name = r.resource_name;
-    resp.responses.push_back(std::move(out));
-  }
-  co_return resp;
+  co_return answer_each_resource<p::IncrementalAlterConfigsResponse>(
+      req.resources, [&](const auto& r) { return alter_one(ctx.broker, r, req.validate_only); });
 }
 
 }  // namespace runnel::broker
