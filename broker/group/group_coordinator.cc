@@ -9,6 +9,14 @@ namespace runnel::broker::group {
 
 namespace {
 
+// What a JoinGroup sets on a member, whether it is new, rejoining or a
+// static member coming back: its protocols and its two timeouts.
+void take_join_metadata(Member& m, const JoinRequest& req) {
+  m.protocols = req.protocols;
+  m.rebalance_timeout_ms = req.rebalance_timeout_ms;
+  m.session_timeout_ms = req.session_timeout_ms;
+}
+
 // Java's UUID.randomUUID().toString(): version 4, variant 2, 8-4-4-4-12 hex.
 std::string random_uuid_text() {
   static std::mt19937_64 rng{std::random_device{}()};
@@ -208,9 +216,7 @@ void GroupCoordinator::join_static_member(Group& g, JoinRequest& req, JoinCallba
   if (m.awaiting_join) std::exchange(m.awaiting_join, {})(join_error(old_id, ErrorCode::fenced_instance_id));
   if (m.awaiting_sync) std::exchange(m.awaiting_sync, {})(sync_error(ErrorCode::fenced_instance_id));
   m.member_id = new_id;
-  m.protocols = req.protocols;
-  m.rebalance_timeout_ms = req.rebalance_timeout_ms;
-  m.session_timeout_ms = req.session_timeout_ms;
+  take_join_metadata(m, req);
   m.client_id = req.client_id;
   m.client_host = req.client_host;
   m.awaiting_join = std::move(done);
@@ -274,10 +280,8 @@ void GroupCoordinator::add_member_and_rebalance(Group& g, JoinRequest& req, cons
   m.group_instance_id = req.group_instance_id;
   m.client_id = req.client_id;
   m.client_host = req.client_host;
-  m.rebalance_timeout_ms = req.rebalance_timeout_ms;
-  m.session_timeout_ms = req.session_timeout_ms;
   m.protocol_type = req.protocol_type;
-  m.protocols = req.protocols;
+  take_join_metadata(m, req);
   m.awaiting_join = std::move(done);
   m.join_order = ++join_counter_;
   if (g.members.empty()) g.protocol_type = req.protocol_type;
@@ -292,9 +296,7 @@ void GroupCoordinator::add_member_and_rebalance(Group& g, JoinRequest& req, cons
 }
 
 void GroupCoordinator::update_member_and_rebalance(Group& g, Member& m, JoinRequest& req, JoinCallback done) {
-  m.protocols = req.protocols;
-  m.rebalance_timeout_ms = req.rebalance_timeout_ms;
-  m.session_timeout_ms = req.session_timeout_ms;
+  take_join_metadata(m, req);
   // A member that joins again while its earlier join waits: the earlier one is answered.
   if (m.awaiting_join) std::exchange(m.awaiting_join, {})(join_error(m.member_id, ErrorCode::rebalance_in_progress));
   m.awaiting_join = std::move(done);
