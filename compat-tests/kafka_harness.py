@@ -1,0 +1,272 @@
+"""Starts and stops Apache Kafka 4.x, single node in KRaft mode, from the
+Maven Central jars: the reference broker the compatibility matrix and the
+benchmarks run the same code against.
+
+Same contract as runnel_harness.Runnel:
+  - listens on 127.0.0.1 (broker and controller ports picked free by the
+    kernel just before start) with a fresh temporary log dir;
+  - start() formats the storage (kafka-storage.sh format) and starts the
+    server the way kafka-server-start.sh does (-Xmx1G -Xms1G and
+    kafka-run-class.sh's G1 options), then returns once a Metadata request
+    lists the broker (bounded wait);
+  - stop() sends SIGTERM to the pid and waits (bounded), then SIGKILL;
+    kill9() is the crash; restart() starts again on the same dir and ports;
+  - stdout/stderr go to <tmp>/kafka.log, printed when a test fails inside
+    `with Kafka(...)`.
+
+The configuration is Kafka's shipped config/server.properties for a
+combined broker+controller node, which is Kafka's defaults plus the
+replication factors of 1 a single node needs (with the default of 3 the
+__consumer_offsets topic could never be created), and the caller's overrides.
+
+The jars come from storage/interop/kafka_jars.sh (Maven, cached): the cache
+dir is the `cache_dir` argument, else $RUNNEL_KAFKA_CACHE, else
+<repo>/build/kafka-jars.
+"""
+
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import runnel_harness
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+KAFKA_JARS = os.path.join(REPO, "storage", "interop", "kafka_jars.sh")
+KAFKA_VERSION = os.environ.get("KAFKA_VERSION", "4.1.1")
+
+# kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS and kafka-server-start.sh's heap.
+JVM_OPTS = [
+    "-Xmx1G", "-Xms1G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+    "-XX:MaxInlineLevel=15", "-Djava.awt.headless=true",
+]
+
+LOG4J2 = """\
+Configuration:
+  Appenders:
+    Console:
+      name: STDOUT
+      PatternLayout:
+        pattern: "[%d] %p %m (%c)%n"
+  Loggers:
+    Root:
+      level: INFO
+      AppenderRef:
+        - ref: STDOUT
+"""
+
+
+def kafka_classpath(cache_dir=None):
+    """Fetches Kafka's jars once (Maven) and returns the java -cp value."""
+    cache = cache_dir or os.environ.get("RUNNEL_KAFKA_CACHE") or os.path.join(REPO, "build", "kafka-jars")
+    os.makedirs(cache, exist_ok=True)
+    out = subprocess.run(["bash", KAFKA_JARS, cache], check=True, stdout=subprocess.PIPE,
+                         env=dict(os.environ, KAFKA_VERSION=KAFKA_VERSION), timeout=1800)
+    return out.stdout.decode().strip()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class KafkaError(RuntimeError):
+    pass
+
+
+class Kafka:
+    def __init__(self, cache_dir=None, overrides=None, keep_dir=False, ready_timeout=90.0,
+                 jvm_opts=None):
+        self.classpath = kafka_classpath(cache_dir)
+        self.overrides = dict(overrides or {})
+        self.keep_dir = keep_dir
+        self.ready_timeout = ready_timeout
+        self.jvm_opts = list(jvm_opts or JVM_OPTS)
+        self.tmp = tempfile.mkdtemp(prefix="kafka-compat-")
+        self.log_dir = os.path.join(self.tmp, "data")
+        self.log_path = os.path.join(self.tmp, "kafka.log")
+        self.props_path = os.path.join(self.tmp, "server.properties")
+        self.log4j_path = os.path.join(self.tmp, "log4j2.yaml")
+        self.port = 0
+        self.controller_port = 0
+        self.proc = None
+        self.formatted = False
+
+    def _properties(self):
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.voters": "1@127.0.0.1:%d" % self.controller_port,
+            "listeners": "PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d" % (self.port, self.controller_port),
+            "advertised.listeners": "PLAINTEXT://127.0.0.1:%d" % self.port,
+            "inter.broker.listener.name": "PLAINTEXT",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "log.dirs": self.log_dir,
+            # Kafka's shipped server.properties for a single node:
+            "num.partitions": "1",
+            "offsets.topic.replication.factor": "1",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+        }
+        props.update(self.overrides)
+        return props
+
+    def _java(self, main, *args):
+        return ["java", *self.jvm_opts, "-Dlog4j2.configurationFile=" + self.log4j_path,
+                "-cp", self.classpath, main, *args]
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def start(self):
+        if self.proc is not None:
+            raise KafkaError("kafka is already running (pid %d)" % self.proc.pid)
+        if not self.port:
+            self.port = free_port()
+            self.controller_port = free_port()
+        with open(self.props_path, "w") as f:
+            for k, v in self._properties().items():
+                f.write("%s=%s\n" % (k, v))
+        with open(self.log4j_path, "w") as f:
+            f.write(LOG4J2)
+        with open(self.log_path, "ab") as log:
+            if not self.formatted:
+                fmt = self._java("kafka.tools.StorageTool", "format", "-t", self._cluster_id(),
+                                 "-c", self.props_path)
+                log.write(b"=== kafka format: %s\n" % " ".join(fmt).encode())
+                log.flush()
+                rc = subprocess.run(fmt, stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=120).returncode
+                if rc != 0:
+                    self._fail("kafka-storage format exited with %d" % rc)
+                self.formatted = True
+            args = self._java("kafka.Kafka", self.props_path)
+            log.write(b"=== kafka start: %s\n" % " ".join(args).encode())
+            log.flush()
+            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        self._wait_for_metadata(time.monotonic() + self.ready_timeout)
+        return self
+
+    @staticmethod
+    def _cluster_id():
+        # kafka-storage random-uuid: a random UUID in URL-safe base64 without padding.
+        import base64
+        return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+    def _wait_for_metadata(self, deadline):
+        """Ready once Metadata v1 lists at least one broker (the broker is unfenced)."""
+        last = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                self._fail("kafka exited with %d during startup" % self.proc.returncode)
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=2) as s:
+                    s.settimeout(5)
+                    s.sendall(runnel_harness.metadata_request_bytes(7))
+                    frame = runnel_harness.recv_frame(s)
+                    correlation, brokers = struct.unpack(">ii", frame[:8])
+                    if correlation == 7 and brokers > 0:
+                        return
+                    last = "no broker in metadata yet"
+            except OSError as e:
+                last = e
+            time.sleep(0.2)
+        self._fail("kafka did not list a broker in Metadata in %.0f s (%s)" % (self.ready_timeout, last))
+
+    def stop(self, timeout=60.0):
+        """Graceful stop (SIGTERM, as kafka-server-stop.sh); returns the exit code."""
+        if self.proc is None:
+            return None
+        proc, self.proc = self.proc, None
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+                self._dump()
+                raise KafkaError("kafka did not stop within %.0f s of SIGTERM; killed" % timeout)
+        return proc.returncode
+
+    def kill9(self):
+        if self.proc is None:
+            return
+        proc, self.proc = self.proc, None
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+    def restart(self, graceful=True):
+        if graceful:
+            self.stop()
+        else:
+            self.kill9()
+        return self.start()
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def close(self):
+        try:
+            if self.proc is not None and self.proc.poll() is None:
+                self.stop()
+        finally:
+            if not self.keep_dir:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+
+    # -- helpers ------------------------------------------------------------
+
+    @property
+    def bootstrap(self):
+        return "127.0.0.1:%d" % self.port
+
+    def log_text(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def _dump(self):
+        text = self.log_text()
+        if len(text) > 100_000:
+            text = "... (%d bytes cut)\n" % (len(text) - 100_000) + text[-100_000:]
+        sys.stderr.write("----- kafka log (%s) -----\n%s----- end of kafka log -----\n" % (self.log_path, text))
+        sys.stderr.flush()
+
+    def _fail(self, message):
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+        self.proc = None
+        self._dump()
+        raise KafkaError(message)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            if self.proc is not None and self.proc.poll() is None:
+                self.kill9()
+            self._dump()
+        self.close()
+        return False
+
+
+if __name__ == "__main__":
+    # Smoke run: start, print the bootstrap address, stop.
+    t0 = time.monotonic()
+    with Kafka() as k:
+        print("kafka %s up at %s in %.1f s (pid %d)" % (KAFKA_VERSION, k.bootstrap, time.monotonic() - t0, k.proc.pid))
