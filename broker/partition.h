@@ -35,6 +35,9 @@ class Partition {
  public:
   Partition(std::string topic, int32_t index, std::shared_ptr<storage::Log> log, int32_t node_id)
       : topic_(std::move(topic)), index_(index), log_(std::move(log)), replicas_{node_id} {}
+  ~Partition();
+  Partition(const Partition&) = delete;
+  Partition& operator=(const Partition&) = delete;
 
   const std::string& topic() const { return topic_; }
   int32_t index() const { return index_; }
@@ -48,16 +51,16 @@ class Partition {
 
   DataSignal& data_signal() { return signal_; }
   ProducerStateTable& producers() { return producers_; }
-  // Drops producers idle longer than producer.id.expiration.ms; runs at
-  // most once a minute, on the produce path.
-  void maybe_expire_producers(int64_t now_ms, int64_t expiration_ms) {
-    if (now_ms - last_expiry_ms_ < 60'000) return;
-    last_expiry_ms_ = now_ms;
-    producers_.expire(now_ms, expiration_ms);
-  }
+  // Drops producers idle for producer.id.expiration.ms; the broker calls it
+  // every producer.id.expiration.check.interval.ms, as Kafka does.
+  void expire_producers(int64_t now_ms) { producers_.expire(now_ms, producer_expiration_ms_); }
 
-  // Rebuilds the idempotent producers' state from the batches in the log.
-  std::error_code load_producer_state();
+  // Loads the idempotent producers' state the way Kafka's LogLoader does:
+  // the latest valid snapshot (corrupt ones are deleted), then the log
+  // after it; without a snapshot, the whole log. Producers idle for
+  // `expiration_ms` (producer.id.expiration.ms) are left out. From then on
+  // the log writes this state into its snapshots (storage/log.h).
+  std::error_code load_producer_state(int64_t now_ms, int64_t expiration_ms);
 
  private:
   std::string topic_;
@@ -66,8 +69,11 @@ class Partition {
   std::vector<int32_t> replicas_;
   int32_t leader_epoch_ = 0;
   DataSignal signal_;
+  // Replays the batches in [from, to) into producers_.
+  std::error_code replay_producers(int64_t from, int64_t to);
+
   ProducerStateTable producers_;
-  int64_t last_expiry_ms_ = 0;
+  int64_t producer_expiration_ms_ = 86'400'000;
 };
 
 }  // namespace runnel::broker

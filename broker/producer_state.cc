@@ -1,5 +1,7 @@
 #include "broker/producer_state.h"
 
+#include <algorithm>
+
 namespace runnel::broker {
 
 using protocol::ErrorCode;
@@ -53,7 +55,42 @@ void ProducerStateTable::update(const protocol::records::BatchHeader& batch, int
 }
 
 void ProducerStateTable::expire(int64_t now_ms, int64_t expiration_ms) {
-  std::erase_if(producers_, [&](const auto& kv) { return kv.second.last_timestamp < now_ms - expiration_ms; });
+  std::erase_if(producers_, [&](const auto& kv) { return is_expired(kv.second, now_ms, expiration_ms); });
+}
+
+std::vector<storage::ProducerSnapshotEntry> ProducerStateTable::snapshot_entries(int64_t now_ms,
+                                                                                int64_t expiration_ms) const {
+  std::vector<storage::ProducerSnapshotEntry> out;
+  for (const auto& [id, entry] : producers_) {
+    if (is_expired(entry, now_ms, expiration_ms)) continue;
+    storage::ProducerSnapshotEntry e;
+    e.producer_id = id;
+    e.epoch = entry.epoch;
+    e.timestamp = entry.last_timestamp;
+    if (!entry.batches.empty()) {
+      const BatchMetadata& last = entry.batches.back();
+      e.last_sequence = last.last_seq;
+      e.last_offset = last.last_offset;
+      e.offset_delta = static_cast<int32_t>(last.last_offset - last.first_offset);
+    }
+    out.push_back(e);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.producer_id < b.producer_id; });
+  return out;
+}
+
+void ProducerStateTable::load(const storage::ProducerSnapshotEntry& e) {
+  ProducerEntry entry;
+  entry.epoch = e.epoch;
+  entry.last_timestamp = e.timestamp;
+  if (e.last_offset >= 0) {
+    // Kafka's BatchMetadata: the first sequence and offset follow from the
+    // delta (the sequence wrapping past INT32_MAX).
+    int32_t first_seq = e.last_sequence < e.offset_delta ? INT32_MAX - (e.offset_delta - e.last_sequence) + 1
+                                                         : e.last_sequence - e.offset_delta;
+    entry.batches.push_back({first_seq, e.last_sequence, e.last_offset - e.offset_delta, e.last_offset, e.timestamp});
+  }
+  producers_[e.producer_id] = std::move(entry);
 }
 
 }  // namespace runnel::broker

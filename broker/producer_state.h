@@ -12,17 +12,22 @@
 // (new, expired, or older than the log) is accepted at any sequence.
 // After the append, update() records the batch.
 //
-// The state is rebuilt from the log when a partition opens (replay()), so it
-// survives restarts, clean or not. Entries idle for producer.id.expiration.ms
-// are dropped, as Kafka does.
+// The state survives restarts through producer-state snapshots (Kafka's
+// <offset>.snapshot files, storage/producer_snapshot.h) and a replay of the
+// log after the latest one (broker/partition.cc). A snapshot keeps only a
+// producer's last batch, as Kafka's does. Entries idle for
+// producer.id.expiration.ms are dropped, as Kafka does, and never written
+// into a snapshot.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <unordered_map>
+#include <vector>
 
 #include "protocol/error_codes.h"
 #include "protocol/records/batch_format.h"
+#include "storage/producer_snapshot.h"
 
 namespace runnel::broker {
 
@@ -53,8 +58,18 @@ class ProducerStateTable {
   SequenceCheck check(const protocol::records::BatchHeader& batch) const;
   // Records an appended batch (its offsets assigned); also used by replay.
   void update(const protocol::records::BatchHeader& batch, int64_t first_offset, int64_t timestamp);
-  // Drops producers whose last batch is older than `expiration_ms` before `now_ms`.
+  // Drops producers whose last batch is `expiration_ms` or more before
+  // `now_ms` (Kafka's removeExpiredProducers).
   void expire(int64_t now_ms, int64_t expiration_ms);
+  static bool is_expired(const ProducerEntry& entry, int64_t now_ms, int64_t expiration_ms) {
+    return now_ms - entry.last_timestamp >= expiration_ms;
+  }
+
+  // The unexpired producers as snapshot entries, by producer id.
+  std::vector<storage::ProducerSnapshotEntry> snapshot_entries(int64_t now_ms, int64_t expiration_ms) const;
+  // Restores one producer from a snapshot: its epoch and its last batch.
+  void load(const storage::ProducerSnapshotEntry& entry);
+  void clear() { producers_.clear(); }
 
   const ProducerEntry* find(int64_t producer_id) const;
   size_t size() const { return producers_.size(); }

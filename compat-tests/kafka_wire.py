@@ -1,7 +1,8 @@
 """Kafka request and response bytes built by hand from the protocol's
 documented layouts (kafka.apache.org/protocol), for tests that must send
 what no client library would: only the few messages and versions the
-bad-input test needs, all non-flexible except where noted.
+bad-input, idempotence and compression tests need, all non-flexible except
+where noted.
 """
 
 import socket
@@ -110,6 +111,49 @@ def record_batch(records, base_timestamp, crc_xor=0):
     return i64(0) + i32(len(after_length)) + after_length
 
 
+CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+INT32_MAX = 0x7FFFFFFF
+
+
+def producer_batch(records, base_timestamp, producer_id, producer_epoch, base_sequence,
+                   codec=0, transactional=False, payload=None):
+    """A v2 batch of (key, value, headers) carrying producer id, epoch and
+    base sequence; `codec` sets attribute bits 0-2 and `payload` (already in
+    that codec, or garbage on purpose) replaces the records, under a valid
+    CRC either way."""
+    if payload is None:
+        payload = b"".join(record(i, i, k, v, h) for i, (k, v, h) in enumerate(records))
+    attributes = codec | (0x10 if transactional else 0)
+    after_crc = (i16(attributes) + i32(len(records) - 1)
+                 + i64(base_timestamp) + i64(base_timestamp + len(records) - 1)
+                 + i64(producer_id) + i16(producer_epoch) + i32(base_sequence)
+                 + i32(len(records)) + payload)
+    after_length = i32(0) + i8(2) + struct.pack(">I", crc32c(after_crc)) + after_crc
+    return i64(0) + i32(len(after_length)) + after_length
+
+
+def batch_header(batch):
+    """The fields of a stored v2 batch's header (PROTOCOL-NOTES section 3)."""
+    (base_offset, length, leader_epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
+     producer_id, producer_epoch, base_sequence, count) = struct.unpack(">qiibIhiqqqhii", batch[:61])
+    return {"base_offset": base_offset, "length": length, "magic": magic, "crc": crc,
+            "attributes": attributes, "codec": attributes & 7, "last_offset_delta": last_delta,
+            "producer_id": producer_id, "producer_epoch": producer_epoch,
+            "base_sequence": base_sequence, "records_count": count, "payload": batch[61:12 + length]}
+
+
+def split_batches(records):
+    """A Fetch response's records bytes -> whole v2 batches (a partial one at the end is dropped)."""
+    out, pos = [], 0
+    while pos + 12 <= len(records):
+        (length,) = struct.unpack(">i", records[pos + 8:pos + 12])
+        if pos + 12 + length > len(records):
+            break
+        out.append(records[pos:pos + 12 + length])
+        pos += 12 + length
+    return out
+
+
 # -- requests -------------------------------------------------------------------
 
 def request(api_key, version, correlation_id, body, client_id="runnel-compat", flexible=False):
@@ -148,6 +192,30 @@ def fetch_v4(correlation_id, topic, partition, offset, max_wait_ms=5000, min_byt
     body = (i32(-1) + i32(max_wait_ms) + i32(min_bytes) + i32(50 << 20) + i8(0)
             + array([string(topic) + array([i32(partition) + i64(offset) + i32(1 << 20)])]))
     return request(1, 4, correlation_id, body)
+
+
+def init_producer_id_v0(correlation_id, transactional_id=None, timeout_ms=60000):
+    return request(22, 0, correlation_id, string(transactional_id) + i32(timeout_ms))
+
+
+def init_producer_id_v4(correlation_id, producer_id=-1, producer_epoch=-1, transactional_id=None,
+                        timeout_ms=60000):
+    """v3+ names the producer's current id and epoch (KIP-360); v2+ is flexible."""
+    tid = uvarint(0) if transactional_id is None else uvarint(len(transactional_id) + 1) + transactional_id.encode()
+    body = tid + i32(timeout_ms) + i64(producer_id) + i16(producer_epoch) + uvarint(0)
+    return request(22, 4, correlation_id, body, flexible=True)
+
+
+def list_offsets_v1(correlation_id, topic, partitions, timestamp=-1):
+    """timestamp -1 latest (the log end offset here), -2 earliest."""
+    body = i32(-1) + array([string(topic) + array([i32(p) + i64(timestamp) for p in partitions])])
+    return request(2, 1, correlation_id, body)
+
+
+def delete_records_v1(correlation_id, topic, partition_offsets, timeout_ms=10000):
+    """partition_offsets: [(partition, offset)]: delete the records before offset."""
+    body = array([string(topic) + array([i32(p) + i64(o) for p, o in partition_offsets])]) + i32(timeout_ms)
+    return request(21, 1, correlation_id, body)
 
 
 # -- responses ------------------------------------------------------------------
@@ -248,6 +316,79 @@ def parse_produce_v8(body):
     r.array(topic)
     r.i32()  # throttle
     assert r.done(), "trailing bytes in Produce v8 response"
+    return out
+
+
+def parse_init_producer_id(body, flexible=False):
+    """-> (error_code, producer_id, producer_epoch); flexible for v2+ (response header v1)."""
+    r = Reader(body)
+    if flexible:
+        assert r.i8() == 0, "tagged fields in the response header"
+    r.i32()  # throttle
+    out = (r.i16(), r.i64(), r.i16())
+    if flexible:
+        assert r.i8() == 0, "tagged fields in the response body"
+    assert r.done(), "trailing bytes in InitProducerId response"
+    return out
+
+
+def parse_list_offsets_v1(body):
+    """-> {(topic, partition): (error_code, offset)}"""
+    r = Reader(body)
+    out = {}
+
+    def topic(r):
+        name = r.string()
+
+        def partition(r):
+            index, err = r.i32(), r.i16()
+            r.i64()  # timestamp
+            out[(name, index)] = (err, r.i64())
+        r.array(partition)
+
+    r.array(topic)
+    assert r.done(), "trailing bytes in ListOffsets v1 response"
+    return out
+
+
+def parse_fetch_v4(body):
+    """-> {(topic, partition): (error_code, high_watermark, records bytes)}"""
+    r = Reader(body)
+    r.i32()  # throttle
+    out = {}
+
+    def topic(r):
+        name = r.string()
+
+        def partition(r):
+            index, err, hw = r.i32(), r.i16(), r.i64()
+            r.i64()  # last stable offset
+            r.array(lambda r: (r.i64(), r.i64()))  # aborted transactions
+            n = r.i32()
+            out[(name, index)] = (err, hw, b"" if n < 0 else r.take(n))
+        r.array(partition)
+
+    r.array(topic)
+    assert r.done(), "trailing bytes in Fetch v4 response"
+    return out
+
+
+def parse_delete_records_v1(body):
+    """-> {(topic, partition): (error_code, low_watermark)}"""
+    r = Reader(body)
+    r.i32()  # throttle
+    out = {}
+
+    def topic(r):
+        name = r.string()
+
+        def partition(r):
+            index, low = r.i32(), r.i64()
+            out[(name, index)] = (r.i16(), low)
+        r.array(partition)
+
+    r.array(topic)
+    assert r.done(), "trailing bytes in DeleteRecords v1 response"
     return out
 
 

@@ -184,7 +184,36 @@ std::error_code Log::roll_locked(int64_t t) {
   segments_.push_back(std::move(*seg));
   group_commit_->rolled(old.files_to_sync(), active().log_file());
   roll_needs_flush_ = true;
-  return {};
+  // The producer state as of the new segment's base offset: a restart
+  // loads it and replays only this segment.
+  return take_producer_snapshot_locked();
+}
+
+std::error_code Log::take_producer_snapshot_locked() {
+  if (!producer_snapshot_source_) return {};
+  auto entries = producer_snapshot_source_(now());
+  return write_producer_snapshot(dir_, log_end_offset_, entries);
+}
+
+void Log::set_producer_snapshot_source(ProducerSnapshotSource source) {
+  std::lock_guard lock(mu_);
+  producer_snapshot_source_ = std::move(source);
+}
+
+std::error_code Log::delete_snapshots_after_recovery_point_checkpoint() {
+  std::lock_guard lock(mu_);
+  if (closed_) return {};
+  // lowerSegment(x): the last segment whose base is strictly below x.
+  auto lower_base = [this](int64_t offset) -> std::optional<int64_t> {
+    std::optional<int64_t> found;
+    for (const auto& s : segments_)
+      if (s->base_offset() < offset) found = s->base_offset();
+    return found;
+  };
+  int64_t two_segments = lower_base(active().base_offset()).value_or(active().base_offset());
+  int64_t recovery_point = group_commit_->synced_end();
+  int64_t keep_from = std::min(lower_base(recovery_point).value_or(recovery_point), two_segments);
+  return delete_producer_snapshots_before(dir_, keep_from);
 }
 
 std::error_code Log::assign_leader_epoch(int32_t epoch, int64_t start_offset) {
@@ -202,6 +231,12 @@ std::error_code Log::close() {
   std::error_code first = failed ? std::error_code() : sync();
   std::lock_guard lock(mu_);
   if (closed_) return first;
+  // A snapshot at the log end offset spares the next start any replay;
+  // like Kafka, none when one is there already or the log is empty.
+  std::error_code missing;
+  if (!failure_ && log_end_offset_ > log_start_offset_ &&
+      !fs::exists(producer_snapshot_path(dir_, log_end_offset_), missing))
+    if (auto ec = take_producer_snapshot_locked(); ec && !first) first = ec;
   closed_ = true;
   for (auto& s : segments_)
     if (auto ec = s->close(); ec && !first) first = ec;

@@ -5,6 +5,7 @@
 //   <partition dir>/<base offset>.log/.index/.timeindex   segments (segment.h)
 //                   leader-epoch-checkpoint              epoch -> first offset (checkpoint.h)
 //                   partition.metadata                   topic id (partition_metadata.h)
+//                   <offset>.snapshot                    producer state (producer_snapshot.h)
 //
 // Offsets: log start offset <= high watermark <= log end offset. The high
 // watermark equals the log end offset while there is one replica. The
@@ -40,12 +41,18 @@
 #include "storage/group_commit.h"
 #include "storage/leader_epoch_cache.h"
 #include "storage/log_config.h"
+#include "storage/producer_snapshot.h"
 #include "storage/record_times.h"
 #include "storage/segment.h"
 
 namespace runnel::storage {
 
 using Clock = std::function<int64_t()>;  // milliseconds since the epoch
+// The idempotent producers' state of a partition, for a snapshot taken at
+// `now_ms` (the log's clock; expired producers are left out). The log calls
+// it with its mutex held, from whichever thread rolls or closes it: it must
+// not call back into the log.
+using ProducerSnapshotSource = std::function<std::vector<ProducerSnapshotEntry>(int64_t now_ms)>;
 
 struct LogOptions {
   int64_t recovery_point = 0;    // from recovery-point-offset-checkpoint
@@ -160,6 +167,16 @@ class Log {
   // Records that `epoch` starts at `start_offset` (a new leader's first offset).
   std::error_code assign_leader_epoch(int32_t epoch, int64_t start_offset);
 
+  // Producer-state snapshots (Kafka's UnifiedLog): with a source set, a
+  // roll writes one at the new segment's base offset and close() one at
+  // the log end offset. Removed segments take their snapshot with them;
+  // truncation removes the snapshots it leaves above the log end.
+  void set_producer_snapshot_source(ProducerSnapshotSource source);
+  // After a recovery point checkpoint: keeps the snapshots of the last two
+  // segments and of those from the recovery point on, deletes the older
+  // ones (Kafka's deleteSnapshotsAfterRecoveryPointCheckpoint).
+  std::error_code delete_snapshots_after_recovery_point_checkpoint();
+
   // Syncs and closes every segment, trimming the active one's files.
   std::error_code close();
   void set_config(const LogConfig& config);
@@ -188,6 +205,7 @@ class Log {
   std::error_code load(const LogOptions& options);
   std::error_code recover_from(size_t first, int64_t now);
   std::error_code roll_locked(int64_t now);
+  std::error_code take_producer_snapshot_locked();
   std::error_code fail(std::error_code ec);
   int64_t now() const { return clock_(); }
   Segment& active() { return *segments_.back(); }
@@ -196,7 +214,8 @@ class Log {
   void maybe_increment_log_start_offset(int64_t offset);
   using DeletePredicate = std::function<bool(Segment&, Segment*)>;
   Result<int> delete_segments_while(const DeletePredicate& predicate);
-  std::error_code remove_segments(size_t first, size_t count, bool delay);
+  // Also removes each one's producer snapshot, but the one at `keep_snapshot_at`.
+  std::error_code remove_segments(size_t first, size_t count, bool delay, int64_t keep_snapshot_at = -1);
   void delete_expired_files(int64_t now);
   Result<CleanableInfo> cleanable_locked(int64_t now);
   std::error_code replace_with_cleaned(size_t first, size_t count, int64_t base, const CleanerOptions& options,
@@ -224,6 +243,7 @@ class Log {
   };
   std::vector<PendingDelete> pending_deletes_;
   int64_t first_dirty_offset_ = 0;  // the cleaner checkpoint
+  ProducerSnapshotSource producer_snapshot_source_;
 };
 
 }  // namespace runnel::storage

@@ -324,7 +324,8 @@ Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool fo
     if (auto ec = rename_path(cleaned, swap)) return fail(ec);
     if (auto ec = fsync_dir(dir_)) return fail(ec);
     if (options.stop_after == Stop::swap_renamed) return result;
-    if (auto ec = remove_segments(first, count, /*delay=*/true)) return fail(ec);
+    // The cleaned segment keeps the base offset, and with it its snapshot.
+    if (auto ec = remove_segments(first, count, /*delay=*/true, base)) return fail(ec);
     if (options.stop_after == Stop::old_deleted) return result;
     if (auto ec = rename_path(swap, log)) return fail(ec);
     if (auto ec = fsync_dir(dir_)) return fail(ec);

@@ -14,6 +14,8 @@
 // 4. Offsets follow: log end offset from the last segment, log start offset
 //    from its checkpoint (at least the first segment's base), the epoch
 //    cache trimmed to both.
+// 5. Producer snapshots without a segment are removed; loading the producer
+//    state from the rest is the broker's (broker/partition.cc).
 #include <algorithm>
 #include <charconv>
 
@@ -144,7 +146,12 @@ std::error_code Log::load(const LogOptions& options) {
     for (auto& f : segments_[i]->files_to_sync()) dirty.push_back(std::move(f));
   group_commit_->add_dirty(std::move(dirty), true);
   last_flush_ms_ = t;
-  return {};
+
+  // 5. Producer snapshots that match no segment go, but the one a clean
+  //    shutdown wrote at the log end offset (Kafka's removeStraySnapshots).
+  std::vector<int64_t> segment_bases;
+  for (const auto& s : segments_) segment_bases.push_back(s->base_offset());
+  return remove_stray_producer_snapshots(dir_, segment_bases);
 }
 
 std::error_code Log::recover_from(size_t first, int64_t t) {

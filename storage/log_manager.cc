@@ -193,6 +193,11 @@ std::error_code LogManager::checkpoint_dir(size_t index, const std::map<TopicPar
   }
   const fs::path& dir = options_.log_dirs[index];
   if (auto ec = write_offset_checkpoint(dir / kRecoveryPointCheckpointFile, rp)) return ec;
+  // Snapshots below the checkpointed recovery point are no longer needed
+  // to recover (Kafka's deleteSnapshotsAfterRecoveryPointCheckpoint).
+  for (const auto& [tp, e] : logs)
+    if (e.dir_index == index)
+      if (auto ec = e.log->delete_snapshots_after_recovery_point_checkpoint()) return ec;
   if (auto ec = write_offset_checkpoint(dir / kCleanerOffsetCheckpointFile, cleaned)) return ec;
   return write_offset_checkpoint(dir / kLogStartOffsetCheckpointFile, lso);
 }

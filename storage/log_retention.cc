@@ -20,7 +20,7 @@ void Log::maybe_increment_log_start_offset(int64_t offset) {
   (void)epochs_.truncate_from_start(log_start_offset_);
 }
 
-std::error_code Log::remove_segments(size_t first, size_t count, bool delay) {
+std::error_code Log::remove_segments(size_t first, size_t count, bool delay, int64_t keep_snapshot_at) {
   std::error_code result;
   int64_t due = now() + config_.file_delete_delay_ms;
   for (size_t i = first; i < first + count; ++i) {
@@ -28,6 +28,20 @@ std::error_code Log::remove_segments(size_t first, size_t count, bool delay) {
     if (!files) {
       if (!result) result = files.error();
       continue;
+    }
+    // The producer snapshot at the segment's base goes with it (Kafka's
+    // deleteProducerSnapshots), on the same delay.
+    int64_t base = segments_[i]->base_offset();
+    fs::path snapshot = producer_snapshot_path(dir_, base);
+    std::error_code missing;
+    if (base != keep_snapshot_at && fs::exists(snapshot, missing)) {
+      fs::path to = snapshot;
+      to += Segment::kDeletedSuffix;
+      if (auto ec = rename_path(snapshot, to)) {
+        if (!result) result = ec;
+      } else {
+        files->push_back(to);
+      }
     }
     if (delay && config_.file_delete_delay_ms > 0) {
       pending_deletes_.push_back({std::move(*files), due});
@@ -140,6 +154,7 @@ std::error_code Log::truncate_to(int64_t offset) {
   log_end_offset_ = *leo;
   high_watermark_ = std::min(high_watermark_, log_end_offset_);
   log_start_offset_ = std::min(log_start_offset_, log_end_offset_);
+  if (auto ec = delete_producer_snapshots_after(dir_, log_end_offset_)) return fail(ec);
   if (auto ec = epochs_.truncate_from_end(log_end_offset_)) return fail(ec);
   group_commit_->truncated(log_end_offset_, active().log_file());
   return {};
@@ -155,6 +170,7 @@ std::error_code Log::truncate_fully_and_start_at(int64_t offset) {
   if (!seg) return fail(seg.error());
   segments_.push_back(std::move(*seg));
   log_end_offset_ = high_watermark_ = log_start_offset_ = offset;
+  if (auto ec = delete_producer_snapshots_before(dir_, INT64_MAX)) return fail(ec);
   if (auto ec = epochs_.clear()) return fail(ec);
   group_commit_->truncated(offset, active().log_file());
   return {};

@@ -5,7 +5,11 @@
 // does. acks=0 gets no response (and an error closes the connection);
 // acks=-1 is acknowledged once the append is fsynced when
 // runnel.acks.all.fsync is true (Runnel's default), with concurrent
-// producers sharing fsyncs (storage/group_commit.h).
+// producers sharing fsyncs (storage/group_commit.h). A request holding a
+// transactional batch, or naming a transactional id, is answered
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition, as Kafka answers
+// it when the id is missing or not authorized: Runnel has no transactions
+// yet, so no producer can hold an authorized transactional id.
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "broker/logging.h"
@@ -27,6 +31,18 @@ PartitionResponse error_response(int32_t index, ErrorCode code, std::string mess
   r.base_offset = -1;
   if (!message.empty()) r.error_message = std::move(message);
   return r;
+}
+
+// Kafka's ProduceRequest.hasTransactionalRecords: the first batch of some
+// partition is transactional.
+bool has_transactional_records(const p::ProduceRequest& req) {
+  for (const auto& topic : req.topic_data)
+    for (const auto& pd : topic.partition_data) {
+      if (pd.records.is_null()) continue;
+      auto h = protocol::records::read_batch_header(pd.records.bytes());
+      if (h && h->is_transactional()) return true;
+    }
+  return false;
 }
 
 // A plain function, not a coroutine: GCC 12 mishandles lambdas that capture
@@ -54,8 +70,9 @@ awaitable<p::ProduceResponse> handle_produce(RequestContext& ctx, p::ProduceRequ
   p::ProduceResponse resp;
   ErrorCode request_error = ErrorCode::none;
   if (v < 3) request_error = ErrorCode::unsupported_version;
+  else if (req.transactional_id || has_transactional_records(req))
+    request_error = ErrorCode::transactional_id_authorization_failed;
   else if (req.acks != 0 && req.acks != 1 && req.acks != -1) request_error = ErrorCode::invalid_required_acks;
-  else if (req.transactional_id) request_error = ErrorCode::transactional_id_authorization_failed;
 
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch()).count();
@@ -98,15 +115,7 @@ awaitable<p::ProduceResponse> handle_produce(RequestContext& ctx, p::ProduceRequ
         continue;
       }
       auto header = *protocol::records::read_batch_header(batch.bytes);
-      if (header.is_transactional()) {
-        // Transactions are not implemented yet: no producer can hold a
-        // transactional id here (InitProducerId refuses them).
-        tr.partition_responses.push_back(error_response(pd.index, ErrorCode::invalid_txn_state));
-        any_error = true;
-        continue;
-      }
       if (header.producer_id >= 0) {
-        part->maybe_expire_producers(now_ms, b.config().get_int("producer.id.expiration.ms"));
         SequenceCheck check = part->producers().check(header);
         if (check.error != ErrorCode::none) {
           tr.partition_responses.push_back(error_response(pd.index, check.error));

@@ -2,8 +2,10 @@
 // producer. Without a transactional id Kafka always hands out a fresh id at
 // epoch 0, also when the request names its current id and epoch (v3+,
 // KIP-360): an idempotent producer bumps its epoch itself and the partition
-// accepts the new epoch starting at sequence 0. Transactions are not
-// implemented yet, so a transactional id is refused.
+// accepts the new epoch starting at sequence 0. Naming only one of id and
+// epoch is INVALID_REQUEST, as KafkaApis answers before the coordinator sees
+// the request. Transactions are not implemented yet, so a transactional id
+// is refused.
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "broker/logging.h"
@@ -16,6 +18,10 @@ awaitable<p::InitProducerIdResponse> handle_init_producer_id(RequestContext& ctx
   resp.producer_epoch = -1;
   if (req.transactional_id) {
     resp.error_code = p::code(p::ErrorCode::transactional_id_authorization_failed);
+    co_return resp;
+  }
+  if ((req.producer_id == -1) != (req.producer_epoch == -1)) {
+    resp.error_code = p::code(p::ErrorCode::invalid_request);
     co_return resp;
   }
   int64_t id = -1;

@@ -3,10 +3,16 @@
 //   interop_tool write <partition dir>   writes a segment with Runnel's Log
 //   interop_tool read <partition dir>    opens a log (recovering it: every batch
 //                                        is validated) and reads every record
+//   interop_tool snapshot <partition dir>  writes a producer-state snapshot
 //
-// Both print one record a line, "<offset> <key> <value>" ("null" for a null
-// value), so the script can compare with what Kafka's tools print or wrote.
+// write and read print one record a line, "<offset> <key> <value>" ("null"
+// for a null value), so the script can compare with what Kafka's tools print
+// or wrote; snapshot prints its file's path, then one producer a line,
+// "<producer id> <epoch> <first sequence> <last sequence> <last offset>
+// <timestamp>".
+#include <climits>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +20,7 @@
 #include "protocol/records/batch_builder.h"
 #include "protocol/records/batch_reader.h"
 #include "storage/log.h"
+#include "storage/producer_snapshot.h"
 
 using namespace runnel;
 namespace rec = protocol::records;
@@ -108,15 +115,38 @@ int read(const std::string& dir) {
   return 0;
 }
 
+int snapshot(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return fail("mkdir", ec);
+  std::vector<storage::ProducerSnapshotEntry> entries(3);
+  // A plain producer, one whose last batch wrapped its sequence past
+  // INT32_MAX, and one with a bumped epoch.
+  entries[0] = {1000, 0, 41, 120, 4, 1700000000100, -1, -1};
+  entries[1] = {2000, 3, 2, 130, 5, 1700000000200, -1, -1};
+  entries[2] = {4611686018427387904LL, 7, 0, 131, 0, 1700000000300, -1, -1};
+  const int64_t offset = 132;
+  if (auto wec = storage::write_producer_snapshot(dir, offset, entries)) return fail("write snapshot", wec);
+  std::printf("%s\n", storage::producer_snapshot_path(dir, offset).c_str());
+  for (const auto& e : entries) {
+    int32_t first = e.last_sequence < e.offset_delta ? INT32_MAX - (e.offset_delta - e.last_sequence) + 1
+                                                     : e.last_sequence - e.offset_delta;
+    std::printf("%lld %d %d %d %lld %lld\n", static_cast<long long>(e.producer_id), e.epoch, first, e.last_sequence,
+                static_cast<long long>(e.last_offset), static_cast<long long>(e.timestamp));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: interop_tool write|read <partition dir>\n");
+    std::fprintf(stderr, "usage: interop_tool write|read|snapshot <partition dir>\n");
     return 2;
   }
   std::string mode = argv[1];
   if (mode == "write") return write(argv[2]);
   if (mode == "read") return read(argv[2]);
+  if (mode == "snapshot") return snapshot(argv[2]);
   return 2;
 }
