@@ -59,6 +59,7 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
       blocking_(static_cast<size_t>(config_.get_int("num.io.threads"))),
       producer_ids_(std::filesystem::path(config_.log_dirs().front()) / "runnel-producer-ids") {
   for (const auto& d : config_.log_dirs()) std::filesystem::create_directories(d);
+  load_dynamic_configs(config_);
   logs_ = open_logs(config_, cluster_id_, TopicTable::log_config(config_, {}));
   topics_ = std::make_unique<TopicTable>(config_, *logs_);
   if (auto ec = topics_->load()) throw std::runtime_error("cannot load topics: " + ec.message());
@@ -67,6 +68,16 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
 }
 
 Broker::~Broker() { blocking_.join(); }
+
+TopicError Broker::set_dynamic_configs(ConfigLayer layer, DynamicConfigs configs) {
+  config_.set_dynamic_configs(layer, std::move(configs));
+  topics_->apply_broker_defaults();
+  if (auto ec = save_dynamic_configs(config_)) return {protocol::ErrorCode::kafka_storage_error, ec.message()};
+  RLOG_INFO("dynamic broker configs (%s) now: %zu set",
+            layer == ConfigLayer::dynamic_default ? "cluster default" : "this broker",
+            config_.dynamic_configs(layer).size());
+  return {};
+}
 
 const Listener& Broker::advertised_listener(const std::string& listener_name) const {
   for (const auto& l : advertised_)
@@ -90,6 +101,7 @@ void Broker::connection_closed(const Connection* c) {
 
 void Broker::start_background_work() {
   asio::co_spawn(io_, storage_ticks(), asio::detached);
+  asio::co_spawn(io_, producer_expiration_checks(), asio::detached);
   groups_->start();
 }
 
@@ -101,6 +113,22 @@ awaitable<void> Broker::storage_ticks() {
     if (ec) RLOG_WARN("background log work: %s", ec.message().c_str());
     timer.expires_after(std::chrono::seconds(1));
     co_await timer.async_wait(as_tuple_awaitable);
+  }
+}
+
+// Kafka's PeriodicProducerExpirationCheck: idle idempotent producers are
+// forgotten every producer.id.expiration.check.interval.ms. On the event
+// loop, which owns the producer state.
+awaitable<void> Broker::producer_expiration_checks() {
+  asio::steady_timer timer(io_);
+  const auto interval = std::chrono::milliseconds(config_.get_int("producer.id.expiration.check.interval.ms"));
+  while (!stopping_) {
+    timer.expires_after(interval);
+    co_await timer.async_wait(as_tuple_awaitable);
+    if (stopping_) break;
+    const int64_t now = now_ms();
+    for (const auto& [_, topic] : topics_->topics())
+      for (const auto& part : topic->partitions) part->expire_producers(now);
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "broker/asio.h"
 #include "broker/config.h"
+#include "broker/dynamic_broker_config.h"
 #include "broker/producer_ids.h"
 #include "broker/request_memory.h"
 #include "broker/topic_table.h"
@@ -30,6 +31,9 @@ class Broker {
   ~Broker();
 
   const BrokerConfig& config() const { return config_; }
+  // Replaces one dynamic broker-config layer (checked by the caller),
+  // persists it and applies the new topic defaults to every partition log.
+  TopicError set_dynamic_configs(ConfigLayer layer, DynamicConfigs configs);
   int32_t node_id() const { return node_id_; }
   const std::string& cluster_id() const { return cluster_id_; }
   asio::io_context& io() { return io_; }
@@ -87,6 +91,7 @@ class Broker {
  private:
   awaitable<void> drain_connections(std::function<void()> done);
   awaitable<void> storage_ticks();
+  awaitable<void> producer_expiration_checks();
 
   asio::io_context& io_;
   BrokerConfig config_;

@@ -95,6 +95,7 @@ const std::vector<ConfigDef> kDefs = {
     {"group.max.size", T::int_, "2147483647", 1, kIntMax},
     // Producers and transactions.
     {"producer.id.expiration.ms", T::int_, "86400000", 1, kIntMax},
+    {"producer.id.expiration.check.interval.ms", T::int_, "600000", 1, kIntMax},
     {"transactional.id.expiration.ms", T::int_, "604800000", 1, kIntMax},
     {"transaction.state.log.num.partitions", T::int_, "50", 1, kIntMax},
     {"transaction.state.log.replication.factor", T::int_, "3", 1, INT16_MAX},
@@ -246,9 +247,47 @@ BrokerConfig BrokerConfig::from(std::map<std::string, std::string> props) {
   return c;
 }
 
+const std::string* BrokerConfig::find_value(const std::string& name) const {
+  for (const auto* layer : {&dynamic_broker_, &dynamic_default_, &values_})
+    if (auto it = layer->find(name); it != layer->end()) return &it->second;
+  return nullptr;
+}
+
+bool BrokerConfig::is_set(const std::string& name) const { return find_value(name) != nullptr; }
+
+std::optional<std::string> BrokerConfig::layer_value(ConfigLayer layer, const std::string& name) const {
+  const std::map<std::string, std::string>* m = nullptr;
+  switch (layer) {
+    case ConfigLayer::dynamic_broker: m = &dynamic_broker_; break;
+    case ConfigLayer::dynamic_default: m = &dynamic_default_; break;
+    case ConfigLayer::static_broker: m = &values_; break;
+    case ConfigLayer::default_value: {
+      const ConfigDef* def = find_definition(name);
+      if (!def || !def->default_value) return std::nullopt;
+      return std::string(def->default_value);
+    }
+  }
+  if (auto it = m->find(name); it != m->end()) return it->second;
+  return std::nullopt;
+}
+
+const std::map<std::string, std::string>& BrokerConfig::dynamic_configs(ConfigLayer layer) const {
+  if (layer == ConfigLayer::dynamic_broker) return dynamic_broker_;
+  if (layer == ConfigLayer::dynamic_default) return dynamic_default_;
+  throw std::logic_error("not a dynamic config layer");
+}
+
+void BrokerConfig::set_dynamic_configs(ConfigLayer layer, std::map<std::string, std::string> configs) {
+  if (layer == ConfigLayer::dynamic_broker)
+    dynamic_broker_ = std::move(configs);
+  else if (layer == ConfigLayer::dynamic_default)
+    dynamic_default_ = std::move(configs);
+  else
+    throw std::logic_error("not a dynamic config layer");
+}
+
 std::optional<std::string> BrokerConfig::value_or_default(const std::string& name) const {
-  auto it = values_.find(name);
-  if (it != values_.end()) return it->second;
+  if (const std::string* v = find_value(name)) return *v;
   const ConfigDef* def = find_definition(name);
   if (!def) throw std::logic_error("undeclared config " + name);
   if (!def->default_value) return std::nullopt;

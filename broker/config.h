@@ -34,6 +34,12 @@ struct Listener {
   uint16_t port = 0;
 };
 
+// Where a broker config's value comes from, highest precedence first:
+// Kafka's dynamic broker configs (KIP-226) set at runtime for this broker
+// (BROKER "<node id>") or as the cluster-wide default (BROKER ""), then
+// server.properties and --override, then Kafka's default.
+enum class ConfigLayer { dynamic_broker, dynamic_default, static_broker, default_value };
+
 class ConfigError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -57,7 +63,14 @@ class BrokerConfig {
   std::string get_string(const std::string& name) const;  // "" when null
   std::optional<std::string> get_optional(const std::string& name) const;
   std::vector<std::string> get_list(const std::string& name) const;
-  bool is_set(const std::string& name) const { return values_.count(name) > 0; }
+  // Set in any layer above Kafka's default.
+  bool is_set(const std::string& name) const;
+  // The value a layer holds for a key, if it holds one.
+  std::optional<std::string> layer_value(ConfigLayer layer, const std::string& name) const;
+
+  // The dynamic layers (dynamic_broker or dynamic_default only).
+  const std::map<std::string, std::string>& dynamic_configs(ConfigLayer layer) const;
+  void set_dynamic_configs(ConfigLayer layer, std::map<std::string, std::string> configs);
 
   const std::vector<std::string>& unknown_keys() const { return unknown_; }
   static const std::vector<ConfigDef>& definitions();
@@ -77,7 +90,11 @@ class BrokerConfig {
   static std::string check_value(const ConfigDef& def, const std::string& value);
 
  private:
-  std::map<std::string, std::string> values_;
+  const std::string* find_value(const std::string& name) const;  // highest layer that sets it
+
+  std::map<std::string, std::string> values_;           // static_broker
+  std::map<std::string, std::string> dynamic_broker_;   // BROKER "<node id>"
+  std::map<std::string, std::string> dynamic_default_;  // BROKER ""
   std::vector<std::string> unknown_;
 };
 

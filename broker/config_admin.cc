@@ -89,8 +89,13 @@ TopicError check_changes(const std::vector<ConfigChange>& changes, bool incremen
   return {};
 }
 
+ConfigLayer broker_resource_layer(const std::string& resource_name) {
+  return resource_name.empty() ? ConfigLayer::dynamic_default : ConfigLayer::dynamic_broker;
+}
+
 TopicError alter_broker_configs(const std::string& resource_name, int32_t node_id,
-                                const std::vector<ConfigChange>& changes) {
+                                const std::vector<ConfigChange>& changes, const DynamicConfigs& current,
+                                DynamicConfigs& out) {
   if (!resource_name.empty()) {
     auto id = parse_java_int(resource_name);
     if (!id) return {ErrorCode::invalid_request, "Node id must be an integer, but it is: " + resource_name};
@@ -98,34 +103,36 @@ TopicError alter_broker_configs(const std::string& resource_name, int32_t node_i
       return {ErrorCode::invalid_request,
               "Unexpected broker id, expected " + std::to_string(node_id) + ", but received " + resource_name};
   }
-  // The dynamic configs start empty: Runnel has none to keep.
-  std::vector<std::string> remaining;
-  auto keep = [&](const std::string& name) {
-    if (std::find(remaining.begin(), remaining.end(), name) == remaining.end()) remaining.push_back(name);
-  };
+  out = current;
   for (const auto& c : changes) {
     switch (static_cast<AlterConfigOp>(c.op)) {
-      case AlterConfigOp::set: keep(c.name); break;
-      case AlterConfigOp::remove: std::erase(remaining, c.name); break;
+      case AlterConfigOp::set: out[c.name] = *c.value; break;
+      case AlterConfigOp::remove: out.erase(c.name); break;
       case AlterConfigOp::append:
       case AlterConfigOp::subtract: {
         const ConfigDef* def = BrokerConfig::find_definition(c.name);
         // Kafka looks the key up in a Scala map that throws for an unknown
         // key, which reaches the client as an unknown server error.
         if (!def) return {ErrorCode::unknown_server_error, ""};
+        const bool append = c.op == static_cast<int8_t>(AlterConfigOp::append);
         if (def->type != ConfigType::list)
-          return {ErrorCode::invalid_config, std::string("Config value ") +
-                                                 (c.op == static_cast<int8_t>(AlterConfigOp::append) ? "append" : "subtract") +
+          return {ErrorCode::invalid_config, std::string("Config value ") + (append ? "append" : "subtract") +
                                                  " is not allowed for config key: " + c.name};
-        keep(c.name);
+        // The layer's value, else Kafka's default, is what the op edits.
+        auto it = out.find(c.name);
+        auto parts = split_list(it != out.end() ? it->second : def->default_value ? def->default_value : "");
+        for (const auto& v : split_list(*c.value)) {
+          auto found = std::find(parts.begin(), parts.end(), v);
+          if (append && found == parts.end()) parts.push_back(v);
+          if (!append && found != parts.end()) parts.erase(found);
+        }
+        out[c.name] = join(parts, ",");
         break;
       }
       default: return {ErrorCode::invalid_request, "Unknown operations type " + std::to_string(c.op)};
     }
   }
-  if (!remaining.empty())
-    return {ErrorCode::invalid_request, "Cannot update these configs dynamically: Set(" + join(remaining, ", ") + ")"};
-  return {};
+  return check_dynamic_configs(out);
 }
 
 TopicError check_topic_overrides(const TopicTable& topics, const std::string& topic, const TopicOverrides& overrides) {

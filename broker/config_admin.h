@@ -4,10 +4,9 @@
 // ConfigAdminManager on the broker plus ConfigurationControlManager and
 // ControllerConfigurationValidator on the controller, folded into one node).
 //
-// Runnel has no dynamic broker configs yet: every broker config comes from
-// server.properties and --override, so every alteration of a BROKER
-// resource is refused the way Kafka refuses a config that cannot be
-// updated dynamically.
+// BROKER resources alter Kafka's dynamic broker configs
+// (dynamic_broker_config.h): BROKER "<node id>" this broker's layer,
+// BROKER "" the cluster-wide default layer.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/dynamic_broker_config.h"
 #include "broker/topic_table.h"
 
 namespace runnel::broker {
@@ -49,11 +49,18 @@ struct ConfigChange {
 // incremental DELETE).
 TopicError check_changes(const std::vector<ConfigChange>& changes, bool incremental);
 
+// The dynamic layer a BROKER resource name addresses: "" the cluster-wide
+// default, anything else this broker (the name is checked by
+// alter_broker_configs).
+ConfigLayer broker_resource_layer(const std::string& resource_name);
+
 // A BROKER resource's alteration: the resource name must be "" or this
-// node's id; then the changes are applied to the (empty) set of dynamic
-// configs and whatever remains set is refused as not dynamic.
+// node's id; the changes are applied to `current` (the layer's dynamic
+// configs; empty for AlterConfigs, which replaces the whole set) and the
+// result is checked as Kafka checks it. On success `out` is the new set.
 TopicError alter_broker_configs(const std::string& resource_name, int32_t node_id,
-                                const std::vector<ConfigChange>& changes);
+                                const std::vector<ConfigChange>& changes, const DynamicConfigs& current,
+                                DynamicConfigs& out);
 
 // A TOPIC resource's incremental alteration: applies the changes to the
 // topic's current overrides and validates the result as Kafka's controller

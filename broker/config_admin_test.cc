@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "broker/config_admin.h"
+#include "broker/topic_config.h"
 
 using namespace runnel::broker;
 using runnel::protocol::ErrorCode;
@@ -35,17 +38,68 @@ TEST_CASE("changes: no key twice, null only for an incremental delete", "[config
   REQUIRE(check_changes({{"b", 1, std::nullopt}}, true).ok());
 }
 
-TEST_CASE("broker configs cannot change at runtime", "[config_admin]") {
-  auto e = alter_broker_configs("1", 1, {{"num.io.threads", 0, "4"}, {"log.retention.hours", 0, "1"}});
+namespace {
+TopicError alter(const std::string& name, const std::vector<ConfigChange>& changes, const DynamicConfigs& current = {}) {
+  DynamicConfigs out;
+  return alter_broker_configs(name, 1, changes, current, out);
+}
+}  // namespace
+
+TEST_CASE("static broker configs cannot change at runtime", "[config_admin]") {
+  auto e = alter("1", {{"num.io.threads", 0, "4"}, {"log.retention.hours", 0, "1"}});
   REQUIRE(e.code == ErrorCode::invalid_request);
-  REQUIRE(e.message == "Cannot update these configs dynamically: Set(num.io.threads, log.retention.hours)");
-  REQUIRE(alter_broker_configs("", 1, {{"num.io.threads", 1, std::nullopt}}).ok());  // deleting nothing
-  REQUIRE(alter_broker_configs("2", 1, {}).message == "Unexpected broker id, expected 1, but received 2");
-  REQUIRE(alter_broker_configs("x", 1, {}).message == "Node id must be an integer, but it is: x");
-  REQUIRE(alter_broker_configs("1", 1, {{"num.io.threads", 2, "4"}}).message ==
+  REQUIRE(e.message == "Cannot update these configs dynamically: Set(log.retention.hours, num.io.threads)");
+  REQUIRE(alter("", {{"num.io.threads", 1, std::nullopt}}).ok());  // deleting nothing
+  REQUIRE(alter("2", {}).message == "Unexpected broker id, expected 1, but received 2");
+  REQUIRE(alter("x", {}).message == "Node id must be an integer, but it is: x");
+  REQUIRE(alter("1", {{"num.io.threads", 2, "4"}}).message ==
           "Config value append is not allowed for config key: num.io.threads");
-  REQUIRE(alter_broker_configs("1", 1, {{"no.such.key", 3, "4"}}).code == ErrorCode::unknown_server_error);
-  REQUIRE(alter_broker_configs("1", 1, {{"log.dirs", 2, "/x"}}).message ==
-          "Cannot update these configs dynamically: Set(log.dirs)");
-  REQUIRE(alter_broker_configs("1", 1, {{"a", 9, "4"}}).message == "Unknown operations type 9");
+  REQUIRE(alter("1", {{"no.such.key", 3, "4"}}).code == ErrorCode::unknown_server_error);
+  REQUIRE(alter("1", {{"log.dirs", 2, "/x"}}).message == "Cannot update these configs dynamically: Set(log.dirs)");
+  REQUIRE(alter("1", {{"a", 9, "4"}}).message == "Unknown operations type 9");
+}
+
+TEST_CASE("dynamic broker configs: the topic defaults, edited over the layer's current set", "[config_admin]") {
+  REQUIRE(is_dynamic_broker_config("log.retention.ms"));
+  REQUIRE(is_dynamic_broker_config("log.segment.bytes"));
+  REQUIRE(is_dynamic_broker_config("message.max.bytes"));
+  REQUIRE(is_dynamic_broker_config("log.cleanup.policy"));
+  REQUIRE_FALSE(is_dynamic_broker_config("log.retention.hours"));  // a lower-precedence synonym
+  REQUIRE_FALSE(is_dynamic_broker_config("log.dirs"));
+
+  DynamicConfigs out;
+  REQUIRE(alter_broker_configs("1", 1, {{"log.retention.ms", 0, "60000"}}, {{"log.segment.bytes", "1048576"}}, out).ok());
+  REQUIRE(out == DynamicConfigs{{"log.retention.ms", "60000"}, {"log.segment.bytes", "1048576"}});
+  REQUIRE(alter_broker_configs("", 1, {{"log.segment.bytes", 1, std::nullopt}}, out, out).ok());
+  REQUIRE(out == DynamicConfigs{{"log.retention.ms", "60000"}});
+  // APPEND starts from Kafka's default when the layer does not set the key.
+  REQUIRE(alter_broker_configs("1", 1, {{"log.cleanup.policy", 2, "compact"}}, {}, out).ok());
+  REQUIRE(out == DynamicConfigs{{"log.cleanup.policy", "delete,compact"}});
+  REQUIRE(alter_broker_configs("1", 1, {{"log.cleanup.policy", 3, "delete"}}, out, out).ok());
+  REQUIRE(out == DynamicConfigs{{"log.cleanup.policy", "compact"}});
+
+  auto bad = alter("1", {{"log.retention.ms", 0, "soon"}});
+  REQUIRE(bad.code == ErrorCode::invalid_config);
+  REQUIRE(bad.message == "Invalid value soon for configuration log.retention.ms: Not a number of type LONG");
+  REQUIRE(alter("1", {{"log.segment.bytes", 0, "1"}}).code == ErrorCode::invalid_config);  // below its minimum
+}
+
+TEST_CASE("dynamic layers take precedence over server.properties, per broker over cluster default", "[config_admin]") {
+  auto config = BrokerConfig::from({{"node.id", "1"}, {"log.retention.ms", "1000"}});
+  REQUIRE(config.get_long("log.retention.ms") == 1000);
+  config.set_dynamic_configs(ConfigLayer::dynamic_default, {{"log.retention.ms", "2000"}});
+  REQUIRE(config.get_long("log.retention.ms") == 2000);
+  config.set_dynamic_configs(ConfigLayer::dynamic_broker, {{"log.retention.ms", "3000"}});
+  REQUIRE(config.get_long("log.retention.ms") == 3000);
+  REQUIRE(config.layer_value(ConfigLayer::static_broker, "log.retention.ms") == "1000");
+  REQUIRE(config.layer_value(ConfigLayer::dynamic_default, "log.retention.ms") == "2000");
+  REQUIRE(config.layer_value(ConfigLayer::default_value, "log.retention.hours") == "168");
+  REQUIRE(topic_config_value(config, {}, "retention.ms") == "3000");
+  auto entries = describe_topic_configs(config, {});
+  auto it = std::find_if(entries.begin(), entries.end(), [](auto& e) { return e.name == "retention.ms"; });
+  REQUIRE(it->value == "3000");
+  REQUIRE(it->source == ConfigSource::dynamic_broker_config);
+  REQUIRE(it->synonyms.size() == 4);  // dynamic broker, dynamic default, static, log.retention.hours' default
+  REQUIRE(it->synonyms[1].source == ConfigSource::dynamic_default_broker_config);
+  REQUIRE(it->synonyms[3].name == "log.retention.hours");
 }

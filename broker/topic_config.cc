@@ -90,33 +90,39 @@ std::string validate_topic_config(const std::string& name, const std::optional<s
   return "";
 }
 
+ConfigSource config_source(ConfigLayer layer) {
+  switch (layer) {
+    case ConfigLayer::dynamic_broker: return ConfigSource::dynamic_broker_config;
+    case ConfigLayer::dynamic_default: return ConfigSource::dynamic_default_broker_config;
+    case ConfigLayer::static_broker: return ConfigSource::static_broker_config;
+    case ConfigLayer::default_value: return ConfigSource::default_config;
+  }
+  return ConfigSource::unknown;
+}
+
+std::vector<ConfigEntry::Synonym> broker_synonyms(const BrokerConfig& broker, const std::vector<std::string>& names) {
+  // Kafka's ConfigHelper lists them by source first, then by name.
+  std::vector<ConfigEntry::Synonym> out;
+  for (auto layer : {ConfigLayer::dynamic_broker, ConfigLayer::dynamic_default, ConfigLayer::static_broker,
+                     ConfigLayer::default_value})
+    for (const auto& n : names)
+      if (BrokerConfig::find_definition(n))
+        if (auto v = broker.layer_value(layer, n)) out.push_back({n, v, config_source(layer)});
+  return out;
+}
+
 std::vector<ConfigEntry> describe_topic_configs(const BrokerConfig& broker, const TopicOverrides& overrides) {
   std::vector<ConfigEntry> out;
   for (const auto& d : kTopicDefs) {
     ConfigEntry e;
     e.name = d.def.name;
     e.type = data_type(d.def.type);
-    if (auto it = overrides.find(e.name); it != overrides.end()) {
-      e.value = it->second;
-      e.source = ConfigSource::dynamic_topic_config;
-      e.synonyms.push_back({e.name, e.value, e.source});
-    }
-    for (const auto& key : d.synonyms) {
-      if (!broker.is_set(key)) continue;
-      auto v = synonym_value(broker, key);
-      e.synonyms.push_back({key, broker.get_optional(key), ConfigSource::static_broker_config});
-      if (e.source == ConfigSource::default_config && !e.value) {
-        e.value = v;
-        e.source = ConfigSource::static_broker_config;
-      }
-    }
-    const ConfigDef* broker_def = BrokerConfig::find_definition(d.synonyms.back());
-    if (broker_def && broker_def->default_value)
-      e.synonyms.push_back({broker_def->name, std::string(broker_def->default_value), ConfigSource::default_config});
-    if (!e.value) {
-      e.value = d.def.default_value ? std::optional<std::string>(d.def.default_value) : std::nullopt;
-      e.source = ConfigSource::default_config;
-    }
+    if (auto it = overrides.find(e.name); it != overrides.end())
+      e.synonyms.push_back({e.name, it->second, ConfigSource::dynamic_topic_config});
+    for (auto& s : broker_synonyms(broker, d.synonyms)) e.synonyms.push_back(std::move(s));
+    e.value = topic_config_value(broker, overrides, e.name);
+    if (e.synonyms.empty() && !d.def.default_value) e.value = std::nullopt;
+    e.source = e.synonyms.empty() ? ConfigSource::default_config : e.synonyms.front().source;
     out.push_back(std::move(e));
   }
   return out;

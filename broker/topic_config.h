@@ -57,6 +57,12 @@ ConfigDataType data_type(ConfigType t);
 // Checks one override; returns Kafka's INVALID_CONFIG message, or "".
 std::string validate_topic_config(const std::string& name, const std::optional<std::string>& value);
 
+ConfigSource config_source(ConfigLayer layer);
+// The values that broker keys `names` (a synonym family, highest precedence
+// first) hold in each layer, as DescribeConfigs lists synonyms: by layer,
+// then by name, Kafka's defaults last.
+std::vector<ConfigEntry::Synonym> broker_synonyms(const BrokerConfig& broker, const std::vector<std::string>& names);
+
 // The effective value and source of every topic config.
 std::vector<ConfigEntry> describe_topic_configs(const BrokerConfig& broker, const TopicOverrides& overrides);
 // The effective value of one topic config (always set: defaults fill in).

@@ -106,7 +106,8 @@ Result<std::shared_ptr<Partition>> TopicTable::open_partition(const Topic& topic
     if (ec) return ec;
   }
   auto part = std::make_shared<Partition>(topic.name, index, *log, config_.node_id());
-  if (auto ec = part->load_producer_state()) return ec;
+  if (auto ec = part->load_producer_state(storage::wall_clock_ms(), config_.get_int("producer.id.expiration.ms")))
+    return ec;
   return part;
 }
 
@@ -200,6 +201,13 @@ TopicError TopicTable::add_partitions(const std::string& name, int32_t count) {
   if (auto ec = save()) return {ErrorCode::kafka_storage_error, ec.message()};
   RLOG_INFO("topic %s grown to %d partitions", name.c_str(), count);
   return {};
+}
+
+void TopicTable::apply_broker_defaults() {
+  for (auto& [name, topic] : by_name_) {
+    auto lc = log_config(topic->overrides);
+    for (auto& p : topic->partitions) p->log().set_config(lc);
+  }
 }
 
 TopicError TopicTable::set_overrides(const std::string& name, TopicOverrides overrides) {

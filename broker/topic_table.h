@@ -63,6 +63,9 @@ class TopicTable {
   TopicError add_partitions(const std::string& name, int32_t count);
   // Replaces a topic's overrides (validated by the caller) and applies them.
   TopicError set_overrides(const std::string& name, TopicOverrides overrides);
+  // After the broker's dynamic configs changed: every partition log gets
+  // its topic's config recomputed over the new broker defaults.
+  void apply_broker_defaults();
 
   // The storage config of a topic: its overrides over the broker's log.* values.
   storage::LogConfig log_config(const TopicOverrides& overrides) const { return log_config(config_, overrides); }

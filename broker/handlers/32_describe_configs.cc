@@ -3,10 +3,11 @@
 // the config source, v3 documentation and the config type, v4 is flexible.
 //
 // TOPIC: every topic config with its effective value and source.
-// BROKER "<this node id>": every broker config, its value or Kafka's
-// default; all read-only, because Runnel has no dynamic broker configs yet.
-// BROKER "": Kafka describes the cluster-wide dynamic defaults there, of
-// which Runnel has none, so the list is empty. BROKER_LOGGER: the root
+// BROKER "<this node id>": every broker config, its effective value and
+// where it comes from (dynamic for this broker, dynamic cluster default,
+// server.properties, Kafka's default); read-only unless Runnel can change
+// it at runtime (dynamic_broker_config.h). BROKER "": the cluster-wide
+// dynamic defaults that are set. BROKER_LOGGER: the root
 // logger's level. An empty or null ConfigurationKeys lists every key;
 // unknown requested keys are left out. Documentation is not provided
 // (null), which Kafka's clients accept.
@@ -87,24 +88,19 @@ std::vector<std::string> broker_synonym_names(const std::string& name) {
   return {name};
 }
 
-// One broker config as Kafka's ConfigHelper describes it for this broker:
-// the synonyms are the static values, then the defaults, of the key's
-// synonym family, starting from the first that names the key itself.
-ConfigEntry broker_entry(const BrokerConfig& config, const ConfigDef& def) {
+// One broker config as Kafka's ConfigHelper describes it: the synonyms are
+// the values of the key's synonym family by layer, starting from the first
+// that names the key itself. For BROKER "" (per_broker false) the value is
+// the cluster default's, and this broker's own layer is left out.
+ConfigEntry broker_entry(const BrokerConfig& config, const ConfigDef& def, bool per_broker) {
   ConfigEntry e;
   e.name = def.name;
-  e.value = config.value_or_default(def.name);
+  e.value = per_broker ? config.value_or_default(def.name) : config.layer_value(ConfigLayer::dynamic_default, def.name);
   e.type = data_type(def.type);
   e.sensitive = def.type == ConfigType::password;
-  e.read_only = true;  // no dynamic broker configs in Runnel yet
-  std::vector<ConfigEntry::Synonym> all;
-  auto names = broker_synonym_names(def.name);
-  for (const auto& n : names)
-    if (BrokerConfig::find_definition(n) && config.is_set(n))
-      all.push_back({n, config.value_or_default(n), ConfigSource::static_broker_config});
-  for (const auto& n : names)
-    if (const ConfigDef* d = BrokerConfig::find_definition(n); d && d->default_value)
-      all.push_back({n, std::string(d->default_value), ConfigSource::default_config});
+  e.read_only = !is_dynamic_broker_config(def.name);
+  auto all = broker_synonyms(config, broker_synonym_names(def.name));
+  if (!per_broker) std::erase_if(all, [](const auto& s) { return s.source == ConfigSource::dynamic_broker_config; });
   auto first_own = std::find_if(all.begin(), all.end(), [&](const auto& s) { return s.name == e.name; });
   e.synonyms.assign(first_own, all.end());
   e.source = e.synonyms.empty() ? ConfigSource::default_config : e.synonyms.front().source;
@@ -113,7 +109,11 @@ ConfigEntry broker_entry(const BrokerConfig& config, const ConfigDef& def) {
 
 Result_ describe_broker(Broker& b, const Resource_& r, const Options& o) {
   Result_ out = failed(r, ErrorCode::none, std::nullopt);
-  if (r.resource_name.empty()) return out;  // the cluster-wide dynamic defaults: none
+  if (r.resource_name.empty()) {
+    for (const auto& [name, value] : b.config().dynamic_configs(ConfigLayer::dynamic_default))
+      if (wanted(r, name)) out.configs.push_back(make_entry(broker_entry(b.config(), *BrokerConfig::find_definition(name), false), o));
+    return out;
+  }
   auto id = parse_java_int(r.resource_name);
   if (!id) return failed(r, ErrorCode::invalid_request, "Broker id must be an integer, but it is: " + r.resource_name);
   if (*id != b.node_id())
@@ -121,7 +121,7 @@ Result_ describe_broker(Broker& b, const Resource_& r, const Options& o) {
                   "Unexpected broker id, expected " + std::to_string(b.node_id()) + " or empty string, but received " +
                       r.resource_name);
   for (const auto& def : BrokerConfig::definitions())
-    if (wanted(r, def.name)) out.configs.push_back(make_entry(broker_entry(b.config(), def), o));
+    if (wanted(r, def.name)) out.configs.push_back(make_entry(broker_entry(b.config(), def, true), o));
   return out;
 }
 

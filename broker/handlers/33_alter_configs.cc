@@ -4,10 +4,10 @@
 // throttling, v2 is flexible.
 //
 // TOPIC: the new set is validated as Kafka's controller does and, unless
-// ValidateOnly, stored and applied to the partition logs. BROKER: Runnel
-// has no dynamic broker configs, so any config named is refused as Kafka
-// refuses a static one (an empty set is accepted: there is nothing to
-// replace). BROKER_LOGGER is not alterable through this API, as in Kafka.
+// ValidateOnly, stored and applied to the partition logs. BROKER "<id>" /
+// BROKER "": the named configs become this broker's / the cluster-wide
+// dynamic configs (dynamic_broker_config.h), replacing the previous set.
+// BROKER_LOGGER is not alterable through this API, as in Kafka.
 #include <map>
 
 #include "broker/broker.h"
@@ -28,7 +28,12 @@ TopicError alter_one(Broker& b, const Resource_& r, bool validate_only) {
     changes.push_back({c.name, static_cast<int8_t>(AlterConfigOp::set), c.value});
   if (auto e = check_changes(changes, /*incremental=*/false); !e.ok()) return e;
   switch (static_cast<ConfigResourceType>(r.resource_type)) {
-    case ConfigResourceType::broker: return alter_broker_configs(r.resource_name, b.node_id(), changes);
+    case ConfigResourceType::broker: {
+      DynamicConfigs configs;
+      if (auto e = alter_broker_configs(r.resource_name, b.node_id(), changes, {}, configs); !e.ok()) return e;
+      if (validate_only) return {};
+      return b.set_dynamic_configs(broker_resource_layer(r.resource_name), std::move(configs));
+    }
     case ConfigResourceType::topic: {
       TopicOverrides overrides;
       for (const auto& c : r.configs) overrides[c.name] = *c.value;

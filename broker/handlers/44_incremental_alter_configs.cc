@@ -6,8 +6,11 @@
 // SUBTRACT only on list configs such as cleanup.policy, starting from the
 // config's default when unset), the result is validated as Kafka's
 // controller does, and unless ValidateOnly it is stored and applied to the
-// partition logs. BROKER: Runnel has no dynamic broker configs, so any
-// value left set is refused as Kafka refuses a static config. BROKER_LOGGER:
+// partition logs. BROKER "<id>" / BROKER "": the operations edit this
+// broker's / the cluster-wide dynamic configs (the topic defaults Kafka
+// lets change at runtime, dynamic_broker_config.h); the result must hold
+// only dynamic keys with valid values; unless ValidateOnly it is stored and
+// applied to every partition log. BROKER_LOGGER:
 // the root logger's level (DEBUG, INFO, WARN, ERROR); not persisted, as in
 // Kafka. Results come back in request order.
 #include <map>
@@ -81,7 +84,15 @@ TopicError alter_one(Broker& b, const Resource_& r, bool validate_only) {
   if (auto e = check_changes(changes, /*incremental=*/true); !e.ok()) return e;
   switch (static_cast<ConfigResourceType>(r.resource_type)) {
     case ConfigResourceType::broker_logger: return alter_loggers(r, b.node_id(), validate_only);
-    case ConfigResourceType::broker: return alter_broker_configs(r.resource_name, b.node_id(), changes);
+    case ConfigResourceType::broker: {
+      const ConfigLayer layer = broker_resource_layer(r.resource_name);
+      DynamicConfigs configs;
+      if (auto e = alter_broker_configs(r.resource_name, b.node_id(), changes, b.config().dynamic_configs(layer), configs);
+          !e.ok())
+        return e;
+      if (validate_only) return {};
+      return b.set_dynamic_configs(layer, std::move(configs));
+    }
     case ConfigResourceType::topic: {
       TopicOverrides overrides;
       if (auto e = incremental_topic_overrides(b.topics(), r.resource_name, changes, overrides); !e.ok()) return e;

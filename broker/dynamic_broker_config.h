@@ -1,0 +1,39 @@
+// Kafka's dynamic broker configs (KIP-226) as far as Runnel applies them:
+// the broker-level defaults of topic configs (log.retention.ms,
+// log.segment.bytes, compression.type, message.max.bytes, ...), set at
+// runtime with AlterConfigs / IncrementalAlterConfigs on BROKER "<node id>"
+// or on BROKER "" (the cluster-wide default), over server.properties.
+//
+// Kafka keeps them in its metadata log; Runnel keeps them in
+// runnel-broker-configs.json in the first log dir, so they survive restarts
+// as Kafka's do. Kafka's other dynamic keys (thread pools, listeners, SSL,
+// quotas) are refused here as not dynamically updatable: Runnel cannot apply
+// them at runtime (README, deliberate differences).
+#pragma once
+
+#include <map>
+#include <string>
+#include <system_error>
+
+#include "broker/config.h"
+#include "broker/topic_table.h"
+
+namespace runnel::broker {
+
+using DynamicConfigs = std::map<std::string, std::string>;
+
+// Kafka's DynamicLogConfig.ReconfigurableConfigs: the first (highest
+// precedence) broker synonym of each topic config, e.g. log.retention.ms
+// but not log.retention.hours.
+bool is_dynamic_broker_config(const std::string& name);
+
+// The checks Kafka's DynamicBrokerConfig.validateConfigs makes on a layer's
+// complete new set: every key dynamic, every value valid for its type.
+TopicError check_dynamic_configs(const DynamicConfigs& configs);
+
+// Reads both dynamic layers from the first log dir; an entry that is no
+// longer valid is dropped with a warning, never a failed startup.
+void load_dynamic_configs(BrokerConfig& config);
+std::error_code save_dynamic_configs(const BrokerConfig& config);
+
+}  // namespace runnel::broker
