@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,13 @@ struct Group {
   int64_t join_deadline_ms = 0;
   int32_t initial_remaining_ms = 0;
   bool new_member_added = false;
+
+  // Members that have not sent SyncGroup since the join completed (Kafka's
+  // pendingSyncMembers). Whoever is still pending at sync_deadline_ms (the
+  // rebalance timeout after the join) is removed and the group rebalances:
+  // a member that joined but never syncs cannot hold the group forever.
+  std::set<std::string> pending_sync;
+  int64_t sync_deadline_ms = 0;  // 0: none scheduled
 
   bool has(const std::string& member_id) const { return members.count(member_id) > 0; }
   bool is_leader(const std::string& member_id) const { return leader_id && *leader_id == member_id; }

@@ -222,6 +222,7 @@ void GroupCoordinator::join_static_member(Group& g, JoinRequest& req, JoinCallba
   m.awaiting_join = std::move(done);
   g.static_members[*req.group_instance_id] = new_id;
   if (g.leader_id == old_id) g.leader_id = new_id;
+  if (g.pending_sync.erase(old_id)) g.pending_sync.insert(new_id);
   Member& placed = g.members[new_id] = std::move(m);
 
   switch (g.state) {
@@ -312,6 +313,8 @@ void GroupCoordinator::prepare_rebalance(Group& g, const std::string& reason) {
   (void)reason;
   if (g.state == GroupState::completing_rebalance)
     reset_and_propagate_assignment_error(g, ErrorCode::rebalance_in_progress);
+  g.pending_sync.clear();
+  g.sync_deadline_ms = 0;
   if (g.state == GroupState::empty) {
     // InitialDelayedJoin: wait for more members before the first generation.
     g.initial_delay = true;
@@ -356,6 +359,9 @@ void GroupCoordinator::complete_join(Group& g) {
   }
   g.protocol_name = g.select_protocol();
   transition(g, GroupState::completing_rebalance);
+  // Every member owes a SyncGroup within the rebalance timeout.
+  for (auto& [id, m] : g.members) g.pending_sync.insert(id);
+  g.sync_deadline_ms = now() + g.max_rebalance_timeout_ms();
   std::vector<std::pair<JoinCallback, JoinResult>> answers;
   for (auto& [id, m] : g.members) {
     if (!m.is_awaiting_join()) continue;
@@ -396,6 +402,7 @@ void GroupCoordinator::remove_member(Group& g, const std::string& member_id) {
     if (s != g.static_members.end() && s->second == member_id) g.static_members.erase(s);
   }
   g.members.erase(it);
+  g.pending_sync.erase(member_id);
   if (g.leader_id == member_id) {
     g.leader_id.reset();
     const Member* best = nullptr;
@@ -443,6 +450,7 @@ void GroupCoordinator::sync(SyncRequest req, SyncCallback done) {
       (req.protocol_name && req.protocol_name != g.protocol_name))
     return done(sync_error(ErrorCode::inconsistent_group_protocol));
   Member& m = g.members.at(req.member_id);
+  if (g.pending_sync.erase(req.member_id) && g.pending_sync.empty()) g.sync_deadline_ms = 0;
   switch (g.state) {
     case GroupState::empty: return done(sync_error(ErrorCode::unknown_member_id));
     case GroupState::preparing_rebalance: return done(sync_error(ErrorCode::rebalance_in_progress));
@@ -594,6 +602,8 @@ void GroupCoordinator::tick() {
     for (auto& mid : expired)
       if (g->has(mid)) remove_member_and_update_group(*g, mid, "session timeout expired");
 
+    if (g->sync_deadline_ms && t >= g->sync_deadline_ms) expire_pending_sync(*g);
+
     if (g->state == GroupState::preparing_rebalance && t >= g->join_deadline_ms) {
       if (g->initial_delay && g->new_member_added && g->initial_remaining_ms > 0) {
         g->new_member_added = false;
@@ -606,6 +616,18 @@ void GroupCoordinator::tick() {
       }
     }
   }
+}
+
+// Kafka's expirePendingSync: members that joined the generation but sent no
+// SyncGroup within the rebalance timeout are removed, and the group
+// rebalances without them.
+void GroupCoordinator::expire_pending_sync(Group& g) {
+  g.sync_deadline_ms = 0;
+  if (g.state != GroupState::completing_rebalance && g.state != GroupState::stable) return;
+  if (g.pending_sync.empty()) return;
+  std::vector<std::string> gone(g.pending_sync.begin(), g.pending_sync.end());
+  for (auto& id : gone) remove_member(g, id);
+  prepare_rebalance(g, "members removed on pending sync request expiration");
 }
 
 // ---- offsets ----

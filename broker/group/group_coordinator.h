@@ -172,7 +172,8 @@ class GroupCoordinator {
   ErrorCode delete_offsets(const std::string& group_id, const std::vector<TopicPartition>& partitions,
                            std::vector<ErrorCode>& errors);
 
-  // Runs due timers: rebalance completion, member and pending-member expiry.
+  // Runs due timers: rebalance completion, member and pending-member expiry,
+  // members that never sent SyncGroup.
   void tick();
   // Removes expired offsets (offsets.retention.minutes) and groups left with nothing.
   void expire_offsets();
@@ -200,6 +201,7 @@ class GroupCoordinator {
   void reset_and_propagate_assignment_error(Group& g, ErrorCode error);
   void propagate_assignment(Group& g, ErrorCode error);
   void schedule_heartbeat(Member& m);
+  void expire_pending_sync(Group& g);
   JoinResult current_join_result(const Group& g, const Member& m, bool include_members, bool skip_assignment) const;
   void transition(Group& g, GroupState to);
   std::error_code store_group(Group& g);

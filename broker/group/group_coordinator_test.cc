@@ -368,3 +368,95 @@ TEST_CASE("OffsetDelete refuses topics the group consumes") {
   f.gc->fetch_offsets("g", std::vector<TopicPartition>{{"t", 0}}, out);
   CHECK(out.at(0).offset == -1);
 }
+
+namespace {
+
+// Two members join together: generation 1, CompletingRebalance, the leader first.
+std::pair<std::string, std::string> two_members_joined(Fixture& f) {
+  std::string a = f.join_member();
+  std::string b = f.join_member();
+  auto ja = f.join(f.join_request(a));
+  auto jb = f.join(f.join_request(b));
+  f.advance(1);  // b joined during the initial delay: it is extended (by 0 ms)
+  f.advance(1);
+  REQUIRE(ja->has_value());
+  REQUIRE(jb->has_value());
+  REQUIRE((*ja)->generation == 1);
+  REQUIRE(f.gc->find("g")->state == GroupState::completing_rebalance);
+  std::string leader = (*ja)->leader;
+  return {leader, leader == a ? b : a};
+}
+
+}  // namespace
+
+TEST_CASE("Heartbeat answers NONE while the group completes its rebalance") {
+  // Kafka: clients may heartbeat between their JoinGroup and SyncGroup.
+  Fixture f;
+  auto [leader, follower] = two_members_joined(f);
+  CHECK(f.gc->heartbeat("g", follower, std::nullopt, 1) == ErrorCode::none);
+  CHECK(f.gc->heartbeat("g", leader, std::nullopt, 1) == ErrorCode::none);
+  CHECK(f.gc->find("g")->state == GroupState::completing_rebalance);
+}
+
+TEST_CASE("a member that joined but never sends SyncGroup is removed after the rebalance timeout") {
+  Fixture f;
+  auto [leader, follower] = two_members_joined(f);
+  auto sl = f.sync(leader, 1, {{leader, {1}}, {follower, {2}}});
+  REQUIRE(sl->has_value());
+  CHECK(f.gc->find("g")->state == GroupState::stable);
+  // The follower heartbeats (its session stays alive) but never syncs.
+  for (int i = 0; i < 3; ++i) {
+    f.advance(6000);
+    CHECK(f.gc->heartbeat("g", follower, std::nullopt, 1) == ErrorCode::none);
+    CHECK(f.gc->heartbeat("g", leader, std::nullopt, 1) == ErrorCode::none);
+  }
+  CHECK(f.gc->find("g")->has(follower));  // 18 s: within the 20 s rebalance timeout
+  f.advance(2000);
+  const Group* g = f.gc->find("g");
+  CHECK(!g->has(follower));
+  CHECK(g->has(leader));
+  CHECK(g->state == GroupState::preparing_rebalance);
+  CHECK(f.gc->heartbeat("g", leader, std::nullopt, 1) == ErrorCode::rebalance_in_progress);
+  CHECK(f.gc->heartbeat("g", follower, std::nullopt, 1) == ErrorCode::unknown_member_id);
+  // The leader rejoins alone: generation 2 without the silent member.
+  auto j = f.join(f.join_request(leader));
+  REQUIRE(j->has_value());
+  CHECK((*j)->generation == 2);
+  CHECK((*j)->members.size() == 1);
+}
+
+TEST_CASE("a leader that never syncs is removed; the waiting follower is told to rejoin") {
+  Fixture f;
+  auto [leader, follower] = two_members_joined(f);
+  auto sf = f.sync(follower, 1);
+  CHECK(!sf->has_value());
+  for (int i = 0; i < 3; ++i) {
+    f.advance(6000);
+    CHECK(f.gc->heartbeat("g", leader, std::nullopt, 1) == ErrorCode::none);
+  }
+  CHECK(!sf->has_value());
+  f.advance(2000);
+  REQUIRE(sf->has_value());
+  CHECK((*sf)->error == ErrorCode::rebalance_in_progress);
+  const Group* g = f.gc->find("g");
+  CHECK(!g->has(leader));
+  CHECK(g->has(follower));
+  CHECK(g->state == GroupState::preparing_rebalance);
+}
+
+TEST_CASE("members that all sync in time are not removed by the sync deadline") {
+  Fixture f;
+  auto [leader, follower] = two_members_joined(f);
+  f.sync(follower, 1);
+  f.sync(leader, 1, {{leader, {1}}, {follower, {2}}});
+  CHECK(f.gc->find("g")->sync_deadline_ms == 0);
+  for (int i = 0; i < 5; ++i) {
+    f.advance(6000);
+    f.gc->heartbeat("g", follower, std::nullopt, 1);
+    f.gc->heartbeat("g", leader, std::nullopt, 1);
+  }
+  const Group* g = f.gc->find("g");
+  CHECK(g->state == GroupState::stable);
+  CHECK(g->members.size() == 2);
+  CHECK(g->generation == 1);
+}
