@@ -11,7 +11,10 @@ awaitable<bool> serve_api(RequestContext& ctx, protocol::Reader& body, protocol:
   const int16_t v = ctx.api_version();
   typename Api::Request request;
   request.decode(body, v);
-  if (!body.ok() || body.remaining() != 0) co_return false;
+  // Bytes after the last field are ignored, as Kafka does: librdkafka 2.x
+  // leaves 3 bytes of its array-count placeholder in an all-topics Metadata
+  // v9+ request, and Kafka answers it.
+  if (!body.ok()) co_return false;
   typename Api::Response response = co_await Handler(ctx, request);
   if (!ctx.send_response) co_return true;
   protocol::ResponseHeader header{ctx.header.correlation_id, {}};

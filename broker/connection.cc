@@ -147,7 +147,7 @@ awaitable<bool> Connection::serve(std::shared_ptr<uint8_t[]> frame, size_t size)
   bool ok = co_await route->serve(ctx, reader, writer);
   if (!ok) {
     RLOG_WARN("closing connection from %s: malformed %s v%d request (%s)", peer_.c_str(), route->name,
-              peek->api_version, reader.error() ? reader.error() : "trailing bytes");
+              peek->api_version, reader.error() ? reader.error() : "undecodable");
     co_return false;
   }
   if (ctx.close_connection) co_return false;

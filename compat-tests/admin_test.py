@@ -5,7 +5,8 @@
 
 Starts its own broker (runnel_harness.py: a free loopback port, a fresh data dir), drives
 CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs,
-DeleteRecords, DescribeCluster, OffsetForLeaderEpoch and DescribeLogDirs,
+DeleteRecords, DescribeCluster, OffsetForLeaderEpoch and DescribeLogDirs
+(and Metadata's authorized operations),
 and stops the broker by pid. The librdkafka Admin API (confluent-kafka
 1.7.0) covers what it offers (configs, partitions); the APIs it lacks are
 sent as hand-encoded requests at every version Runnel serves. Every wait is
@@ -208,6 +209,21 @@ APIS = {
          [("throttle_time_ms", "i32", 0),
           ("responses", ("arr", [("error_code", "i16", 0), ("error_message", "nstr", 0), ("resource_type", "i8", 0),
                                  ("resource_name", "str", 0)]), 0)]),
+    # Metadata at v8 only (the last non-flexible version, the one kafka-python sends).
+    3: ("Metadata", 9,
+        [("topics", ("narr", [("name", "str", 0)]), 0), ("allow_auto_topic_creation", "bool", 4),
+         ("include_cluster_authorized_operations", "bool", 8), ("include_topic_authorized_operations", "bool", 8)],
+        [("throttle_time_ms", "i32", 3),
+         ("brokers", ("arr", [("node_id", "i32", 0), ("host", "str", 0), ("port", "i32", 0), ("rack", "nstr", 1)]), 0),
+         ("cluster_id", "nstr", 2), ("controller_id", "i32", 1),
+         ("topics", ("arr", [("error_code", "i16", 0), ("name", "str", 0), ("is_internal", "bool", 1),
+                             ("partitions", ("arr", [("error_code", "i16", 0), ("partition_index", "i32", 0),
+                                                     ("leader_id", "i32", 0), ("leader_epoch", "i32", 7),
+                                                     ("replica_nodes", ("arr", "i32"), 0),
+                                                     ("isr_nodes", ("arr", "i32"), 0),
+                                                     ("offline_replicas", ("arr", "i32"), 5)]), 0),
+                             ("topic_authorized_operations", "i32", 8)]), 0),
+         ("cluster_authorized_operations", "i32", 8)]),
     60: ("DescribeCluster", 0,
          [("include_cluster_authorized_operations", "bool", 0), ("endpoint_type", "i8", 1),
           ("include_fenced_brokers", "bool", 2)],
@@ -335,20 +351,65 @@ def test_configs_with_librdkafka(b, admin):
     eq(err.code(), UNKNOWN_TOPIC_OR_PARTITION, "alter of an unknown topic")
     eq(describe_topic(admin, t)["segment.ms"].value, "7200000", "failed alters change nothing")
 
-    # The broker's own configs: static values, defaults, all read-only.
+    # The broker's own configs: static values and defaults; only the
+    # dynamic ones (the topic defaults Kafka lets change) are writable.
     res = ConfigResource(ConfigResource.Type.BROKER, "1")
     cfg = admin.describe_configs([res])[res].result(timeout=20)
     eq(cfg["node.id"].value, "1", "node.id")
     eq(src(cfg["node.id"]), ConfigSource.STATIC_BROKER_CONFIG.value, "node.id source")
     eq(cfg["log.retention.hours"].value, "100", "log.retention.hours")
     eq(src(cfg["num.network.threads"]), ConfigSource.DEFAULT_CONFIG.value, "default broker config source")
-    check(all(e.is_read_only for e in cfg.values()), "broker configs are read-only")
+    check(cfg["node.id"].is_read_only and cfg["log.retention.hours"].is_read_only, "static broker configs are read-only")
+    check(not cfg["log.retention.ms"].is_read_only, "log.retention.ms is dynamic")
 
-    # A broker config cannot be changed at runtime.
+    # A static broker config cannot be changed at runtime.
     res = ConfigResource(ConfigResource.Type.BROKER, "1", set_config={"log.retention.hours": "1"})
     err = wait_all(admin.alter_configs([res]))[res]
     eq(err.code(), INVALID_REQUEST, "static broker config refused")
     check("Cannot update these configs dynamically: Set(log.retention.hours)" in err.str(), err.str())
+
+
+def test_dynamic_broker_configs(b, admin):
+    """BROKER "" and BROKER "1" layers over server.properties, applied to
+    topics without overrides at once, kept across a restart. BROKER "" goes
+    by hand-built AlterConfigs: confluent-kafka 1.7.0 refuses an empty name."""
+    t = "admin-dynamic"
+    eq(wait_all(admin.create_topics([NewTopic(t, 1, 1)])), {t: None}, "create")
+
+    def retention():
+        e = describe_topic(admin, t)["retention.ms"]
+        return e.value, src(e)
+
+    def alter_broker(name, configs):
+        r = Raw(b.port).call(33, 2, {"resources": [{"resource_type": BROKER, "resource_name": name,
+                                                    "configs": [{"name": k, "value": v} for k, v in configs.items()]}],
+                                     "validate_only": False})
+        return r["responses"][0]["error_code"], r["responses"][0]["error_message"]
+
+    eq(retention(), (str(100 * 3600 * 1000), ConfigSource.STATIC_BROKER_CONFIG.value), "before: server.properties")
+    eq(alter_broker("", {"log.retention.ms": "7200000"}), (NONE, None), "cluster-wide default set")
+    eq(retention(), ("7200000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value), "cluster default applies")
+    mine = ConfigResource(ConfigResource.Type.BROKER, "1", set_config={"log.retention.ms": "3600000"})
+    eq(wait_all(admin.alter_configs([mine])), {mine: None}, "per-broker value set (librdkafka)")
+    eq(retention(), ("3600000", ConfigSource.DYNAMIC_BROKER_CONFIG.value), "per-broker value wins")
+
+    r = Raw(b.port).call(32, 4, {"resources": [{"resource_type": BROKER, "resource_name": "", "configuration_keys": None}],
+                                 "include_synonyms": True, "include_documentation": False})
+    cfg = r["results"][0]["configs"]
+    eq([(c["name"], c["value"], c["config_source"]) for c in cfg],
+       [("log.retention.ms", "7200000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value)],
+       "BROKER \"\" lists the cluster defaults that are set")
+
+    code, msg = alter_broker("1", {"log.retention.ms": "soon"})
+    eq(code, INVALID_CONFIG, "invalid dynamic value refused")
+    eq(msg, "Invalid value soon for configuration log.retention.ms: Not a number of type LONG", "its message")
+
+    b.restart()
+    eq(retention(), ("3600000", ConfigSource.DYNAMIC_BROKER_CONFIG.value), "kept across a restart")
+    # AlterConfigs replaces a layer's whole set: an empty set clears it.
+    for name in ("1", ""):
+        eq(alter_broker(name, {}), (NONE, None), "cleared " + repr(name))
+    eq(retention(), (str(100 * 3600 * 1000), ConfigSource.STATIC_BROKER_CONFIG.value), "after: server.properties again")
 
 
 def test_create_partitions(b, admin):
@@ -490,6 +551,12 @@ def test_incremental_alter_configs(b, admin):
         eq(alter(v, [("log.retention.hours", 0, "1")], rtype=BROKER, name="7"),
            (INVALID_REQUEST, "Unexpected broker id, expected 1, but received 7"), f"v{v} another broker")
         eq(alter(v, [("log.retention.hours", 1, None)], rtype=BROKER, name="1"), (NONE, None), f"v{v} delete nothing")
+        # log.cleanup.policy is dynamic and a list: APPEND starts from its default.
+        eq(alter(v, [("log.cleanup.policy", 2, "compact")], rtype=BROKER, name="1"), (NONE, None), f"v{v} dynamic append")
+        policy = describe_topic(admin, t)["cleanup.policy"]
+        eq((policy.value, src(policy)), ("delete,compact", ConfigSource.DYNAMIC_BROKER_CONFIG.value),
+           f"v{v} the topic sees the dynamic default")
+        eq(alter(v, [("log.cleanup.policy", 1, None)], rtype=BROKER, name="1"), (NONE, None), f"v{v} dynamic delete")
         eq(alter(v, [("root", 0, "INFO")], rtype=BROKER_LOGGER, name="1"), (NONE, None), f"v{v} logger level")
 
     r = raw.call(44, 1, {"resources": [{"resource_type": TOPIC, "resource_name": t, "configs": []},
@@ -586,6 +653,21 @@ def test_describe_cluster(b):
     eq((r["error_code"], r["error_message"]), (UNSUPPORTED_ENDPOINT_TYPE, "Unsupported endpoint type 9"), "bad endpoint type")
 
 
+def test_metadata_authorized_operations(b):
+    # Asked for, Kafka without an authorizer reports every operation the
+    # resource type supports; not asked, INT32_MIN. kafka-python always asks
+    # and cannot read INT32_MIN (bit 31 is no operation it knows).
+    raw = Raw(b.port)
+    t = "admin-ops"
+    for asked in (False, True):
+        r = raw.call(3, 8, {"topics": [{"name": t}], "allow_auto_topic_creation": True,
+                            "include_cluster_authorized_operations": asked,
+                            "include_topic_authorized_operations": asked})
+        eq(r["cluster_authorized_operations"], 8096 if asked else -2147483648, f"asked={asked}: cluster operations")
+        eq([(x["name"], x["error_code"], x["topic_authorized_operations"]) for x in r["topics"]],
+           [(t, NONE, 3576 if asked else -2147483648)], f"asked={asked}: topic operations")
+
+
 def test_offset_for_leader_epoch(b):
     t = "admin-epoch"
     raw = Raw(b.port)
@@ -643,11 +725,13 @@ def main():
 
         rc = run_tests([("advertised", advertised),
                         ("configs (librdkafka)", lambda: test_configs_with_librdkafka(b, admin)),
+                        ("dynamic broker configs", lambda: test_dynamic_broker_configs(b, admin)),
                         ("create partitions", lambda: test_create_partitions(b, admin)),
                         ("describe configs", lambda: test_describe_configs_raw(b)),
                         ("incremental alter configs", lambda: test_incremental_alter_configs(b, admin)),
                         ("delete records", lambda: test_delete_records(b, admin)),
                         ("describe cluster", lambda: test_describe_cluster(b)),
+                        ("metadata authorized operations", lambda: test_metadata_authorized_operations(b)),
                         ("offset for leader epoch", lambda: test_offset_for_leader_epoch(b)),
                         ("describe log dirs", lambda: test_describe_log_dirs(b)),
                         ("graceful stop", graceful_stop)], broker=b)

@@ -4,7 +4,8 @@ intact (read back with confluent-kafka after every case).
 
 Kafka's answers: a frame outside [0, socket.request.max.bytes], a header
 that does not parse, an unknown API key or an unsupported version of a
-known API close the connection; ApiVersions at an unknown version is
+known API close the connection; bytes after a request's last field are
+ignored (librdkafka 2.x sends some); ApiVersions at an unknown version is
 answered at v0 with UNSUPPORTED_VERSION (35) and the ApiVersions range
 (KIP-511); an invalid topic name is INVALID_TOPIC_EXCEPTION (17) with
 Kafka's message; a batch whose CRC is wrong is CORRUPT_MESSAGE (2) for
@@ -142,12 +143,30 @@ class Test:
             with self.conn() as c:
                 c.send(w.i32(size) + b"\x00\x12\x00\x00")  # refused on the size alone, unread
                 c.expect_closed("size %d over socket.request.max.bytes=%d" % (size, MAX_REQUEST))
-        # A request of exactly the limit is read (and this one is a malformed Metadata).
+        # A request of exactly the limit is read and answered: Kafka ignores
+        # the bytes after a request's last field (here zero padding).
         with self.conn() as c:
             frame = w.request(3, 1, 9, w.i32(-1))
             frame = w.i32(MAX_REQUEST) + frame[4:] + b"\x00" * (MAX_REQUEST - len(frame) + 4)
-            c.send(frame)
-            c.expect_closed("trailing bytes after a Metadata request")
+            topics = w.parse_metadata_v1_topics(c.call(frame, 9))
+            assert TOPIC in topics, "all-topics Metadata v1 with padding: %s" % topics
+        self.still_up_and_intact()
+
+    def librdkafka_padded_metadata(self):
+        # librdkafka 2.x (e.g. 2.16) asks for all topics at Metadata v9+ with
+        # its 4-byte array-count placeholder left in: null topics (0x00), then
+        # 00 00 00 read as AllowAutoTopicCreation, IncludeTopicAuthorizedOperations
+        # and no tags, then 3 more bytes. Kafka answers it; so must we.
+        with self.conn() as c:
+            corr = self.next_corr()
+            body = b"\x00\x00\x00\x00" + b"\x01" + b"\x00" + b"\x00"
+            c.send(w.request(3, 13, corr, body, client_id="rdkafka", flexible=True))
+            resp = c.response(corr)
+            assert resp[0] == 0, "response header v1: tagged fields %r" % resp[:1]
+            r = w.Reader(resp[1:])
+            r.i32()  # throttle
+            brokers = r.i8() - 1  # compact array length, one varint byte
+            assert brokers == 1, "%d brokers in the answer" % brokers
         self.still_up_and_intact()
 
     def negative_sizes(self):
@@ -300,6 +319,7 @@ def main():
             ("create a topic and produce by hand (CreateTopics v4, Produce v8)", t.setup_topic_and_data),
             ("garbage frames close the connection", t.garbage_frames),
             ("frames over socket.request.max.bytes close the connection", t.oversize_frames),
+            ("librdkafka's padded all-topics Metadata v13 is answered", t.librdkafka_padded_metadata),
             ("negative frame sizes close the connection", t.negative_sizes),
             ("unknown API keys close the connection", t.unknown_api_keys),
             ("unsupported versions of known APIs close the connection", t.unsupported_versions),

@@ -84,7 +84,7 @@ class KafkaError(RuntimeError):
 
 
 class Kafka:
-    def __init__(self, cache_dir=None, overrides=None, keep_dir=False, ready_timeout=90.0,
+    def __init__(self, cache_dir=None, overrides=None, keep_dir=False, ready_timeout=240.0,
                  jvm_opts=None):
         self.classpath = kafka_classpath(cache_dir)
         self.overrides = dict(overrides or {})
@@ -142,7 +142,7 @@ class Kafka:
             f.write(LOG4J2)
         with open(self.log_path, "ab") as log:
             if not self.formatted:
-                fmt = self._java("kafka.tools.StorageTool", "format", "-t", self._cluster_id(),
+                fmt = self._java("kafka.tools.StorageTool", "format", "--cluster-id=" + self._cluster_id(),
                                  "-c", self.props_path)
                 log.write(b"=== kafka format: %s\n" % " ".join(fmt).encode())
                 log.flush()

@@ -2,6 +2,10 @@
 // v0 asks for every topic with an empty list; v1+ with a null list. Unknown
 // topics are created when both the request (v4+; always before) and
 // auto.create.topics.enable allow it. v10+ topics may be named by id.
+// Authorized operations (v8+) are reported when asked, as Kafka without an
+// authorizer does: kafka-python always asks, and reads INT32_MIN's bit 31
+// as an operation it does not know.
+#include "broker/authorized_operations.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "broker/logging.h"
@@ -39,9 +43,17 @@ Topic_ error_topic(std::optional<std::string> name, p::Uuid id, ErrorCode code) 
   return out;
 }
 
-}  // namespace
+// Kafka fills in the topic operations for every topic it answers by name
+// (found, created or not), not for unknown topic ids.
+void report_authorized_operations(p::MetadataResponse& resp, const p::MetadataRequest& req) {
+  if (req.include_cluster_authorized_operations) resp.cluster_authorized_operations = kAllClusterOperations;
+  if (!req.include_topic_authorized_operations) return;
+  for (auto& t : resp.topics) {
+    if (t.name) t.topic_authorized_operations = kAllTopicOperations;
+  }
+}
 
-awaitable<p::MetadataResponse> handle_metadata(RequestContext& ctx, p::MetadataRequest& req) {
+awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataRequest& req) {
   Broker& b = ctx.broker;
   const int16_t v = ctx.api_version();
   p::MetadataResponse resp;
@@ -88,6 +100,14 @@ awaitable<p::MetadataResponse> handle_metadata(RequestContext& ctx, p::MetadataR
     }
     resp.topics.push_back(describe(**created, v));
   }
+  co_return resp;
+}
+
+}  // namespace
+
+awaitable<p::MetadataResponse> handle_metadata(RequestContext& ctx, p::MetadataRequest& req) {
+  p::MetadataResponse resp = co_await answer_metadata(ctx, req);
+  report_authorized_operations(resp, req);
   co_return resp;
 }
 

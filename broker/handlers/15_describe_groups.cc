@@ -1,8 +1,10 @@
 // DescribeGroups (key 15): state, protocol and members of each group;
 // member metadata and assignments (and the protocol name) only for Stable
 // groups, as Kafka. An unknown group is described as Dead; v6+ also says
-// GROUP_ID_NOT_FOUND. v3+ may ask for authorized operations (no authorizer
-// here: left at INT32_MIN, "not provided").
+// GROUP_ID_NOT_FOUND. v3+ may ask for authorized operations: as Kafka
+// without an authorizer, every GROUP operation for each group answered
+// without an error (kafka-python asks, and cannot read INT32_MIN).
+#include "broker/authorized_operations.h"
 #include "broker/broker.h"
 #include "broker/group/group_service.h"
 #include "broker/handlers/handlers.h"
@@ -22,6 +24,8 @@ awaitable<p::DescribeGroupsResponse> handle_describe_groups(RequestContext& ctx,
       if (v >= 6) {
         out.error_code = p::code(d.error);
         out.error_message = "Group " + id + " not found.";
+      } else if (req.include_authorized_operations) {
+        out.authorized_operations = kAllGroupOperations;
       }
       continue;
     }
@@ -29,6 +33,7 @@ awaitable<p::DescribeGroupsResponse> handle_describe_groups(RequestContext& ctx,
     out.group_state = d.state;
     out.protocol_type = d.protocol_type;
     out.protocol_data = d.protocol_data;
+    if (req.include_authorized_operations && out.error_code == 0) out.authorized_operations = kAllGroupOperations;
     for (auto& m : d.members) {
       auto& om = out.members.emplace_back();
       om.member_id = m.member_id;

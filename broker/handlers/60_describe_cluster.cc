@@ -7,6 +7,7 @@
 // controller (Kafka's brokers report a live broker's id there). The
 // cluster's authorized operations are filled in only when asked for:
 // Runnel has no authorizer, so every cluster operation is allowed.
+#include "broker/authorized_operations.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_codes.h"
@@ -19,11 +20,6 @@ using p::ErrorCode;
 
 constexpr int8_t kBrokerEndpoint = 1;
 constexpr int8_t kControllerEndpoint = 2;
-
-// AclOperation codes Kafka supports on the CLUSTER resource: CREATE,
-// ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS,
-// IDEMPOTENT_WRITE, as a bit field.
-constexpr int32_t kAllClusterOperations = (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
 
 const char* endpoint_name(int8_t t) { return t == kBrokerEndpoint ? "BROKER" : "CONTROLLER"; }
 

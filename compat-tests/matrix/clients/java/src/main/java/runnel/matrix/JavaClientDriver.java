@@ -1,0 +1,112 @@
+package runnel.matrix;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Runs every scenario of the compatibility matrix with the Java client
+ * (KafkaProducer, KafkaConsumer, Admin) against one broker and prints one
+ * JSON line per scenario on stdout. The same code runs against Runnel and
+ * Apache Kafka; it never asks which one it is talking to.
+ */
+public final class JavaClientDriver {
+    /**
+     * A scenario returns a short detail when it passes and throws otherwise.
+     * The Java client expresses every scenario, so none is "unsupported".
+     */
+    interface Scenario {
+        String run(Kit kit) throws Exception;
+    }
+
+    // Each scenario bounds its own waits; this is the backstop for a wait
+    // the client itself does not bound.
+    private static final long SCENARIO_LIMIT_SECONDS = 90;
+
+    public static void main(String[] args) throws Exception {
+        String bootstrap = null;
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            if (args[i].equals("--bootstrap")) bootstrap = args[i + 1];
+        }
+        if (bootstrap == null) {
+            System.err.println("usage: JavaClientDriver --bootstrap HOST:PORT");
+            System.exit(2);
+        }
+
+        Map<String, Scenario> scenarios = new LinkedHashMap<>();
+        scenarios.put("metadata", AdminScenarios::metadata);
+        scenarios.put("create_delete_topics", AdminScenarios::createDeleteTopics);
+        scenarios.put("produce_acks0", kit -> ProduceScenarios.acks(kit, "0"));
+        scenarios.put("produce_acks1", kit -> ProduceScenarios.acks(kit, "1"));
+        scenarios.put("produce_acksall", kit -> ProduceScenarios.acks(kit, "all"));
+        scenarios.put("keys_headers_timestamps", ProduceScenarios::keysHeadersTimestamps);
+        for (String codec : new String[] {"gzip", "snappy", "lz4", "zstd"}) {
+            scenarios.put("compression_" + codec, kit -> ProduceScenarios.compression(kit, codec));
+        }
+        scenarios.put("idempotent_produce", ProduceScenarios::idempotent);
+        scenarios.put("consume_earliest", ConsumeScenarios::earliest);
+        scenarios.put("consume_latest", ConsumeScenarios::latest);
+        scenarios.put("consume_timestamp", ConsumeScenarios::timestamp);
+        scenarios.put("group_of_three", GroupScenarios::groupOfThree);
+        scenarios.put("offsets_resume", GroupScenarios::offsetsResume);
+        scenarios.put("admin_configs", AdminScenarios::configs);
+        scenarios.put("admin_grow_partitions", AdminScenarios::growPartitions);
+        scenarios.put("admin_groups", GroupScenarios::adminGroups);
+        scenarios.put("admin_delete_records", AdminScenarios::deleteRecords);
+
+        ExecutorService pool = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "scenario");
+            t.setDaemon(true);
+            return t;
+        });
+        try (Kit kit = new Kit(bootstrap)) {
+            for (Map.Entry<String, Scenario> e : scenarios.entrySet()) {
+                String id = e.getKey();
+                long t0 = System.nanoTime();
+                System.err.println("== " + id);
+                Future<String> f = pool.submit(() -> e.getValue().run(kit));
+                String status;
+                String detail;
+                try {
+                    detail = f.get(SCENARIO_LIMIT_SECONDS, TimeUnit.SECONDS);
+                    status = "pass";
+                } catch (TimeoutException te) {
+                    f.cancel(true);
+                    status = "fail";
+                    detail = "timed out after " + SCENARIO_LIMIT_SECONDS + " s";
+                } catch (java.util.concurrent.ExecutionException ee) {
+                    status = "fail";
+                    detail = Kit.describe(ee.getCause());
+                    ee.getCause().printStackTrace();
+                }
+                System.err.printf("== %s: %s (%.1f s) %s%n", id, status, (System.nanoTime() - t0) / 1e9, detail);
+                System.out.println("{\"scenario\": " + json(id) + ", \"status\": " + json(status)
+                        + ", \"detail\": " + json(detail) + "}");
+                System.out.flush();
+            }
+        }
+        // Threads of a timed-out scenario may still hold clients open.
+        System.exit(0);
+    }
+
+    static String json(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : (s == null ? "" : s).toCharArray()) {
+            switch (c) {
+                case '"': b.append("\\\""); break;
+                case '\\': b.append("\\\\"); break;
+                case '\n': b.append("\\n"); break;
+                case '\r': b.append("\\r"); break;
+                case '\t': b.append("\\t"); break;
+                default:
+                    if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
+                    else b.append(c);
+            }
+        }
+        return b.append('"').toString();
+    }
+}

@@ -1,0 +1,625 @@
+'use strict'
+// Compatibility-matrix driver for kafkajs 2.2.4 (see compat-tests/matrix and the
+// per-client contract): runs every scenario against --bootstrap and prints one
+// JSON line per scenario on stdout; kafkajs' own log and ours go to stderr.
+// `run` installs the pinned packages and points NODE_PATH at them.
+
+const crypto = require('crypto')
+
+const ORDER = [
+  'metadata', 'create_delete_topics', 'produce_acks0', 'produce_acks1', 'produce_acksall',
+  'keys_headers_timestamps', 'compression_gzip', 'compression_snappy', 'compression_lz4',
+  'compression_zstd', 'idempotent_produce', 'consume_earliest', 'consume_latest',
+  'consume_timestamp', 'group_of_three', 'offsets_resume', 'admin_configs',
+  'admin_grow_partitions', 'admin_groups', 'admin_delete_records',
+]
+
+function emit (scenario, status, detail) {
+  process.stdout.write(JSON.stringify({ scenario, status, detail }) + '\n')
+}
+function log (...a) { process.stderr.write('[kafkajs] ' + a.join(' ') + '\n') }
+
+const argv = process.argv.slice(2)
+const bootstrap = argv[argv.indexOf('--bootstrap') + 1]
+if (!bootstrap || argv.indexOf('--bootstrap') < 0) {
+  log('usage: driver.js --bootstrap HOST:PORT')
+  process.exit(2)
+}
+
+let kafkajs
+try {
+  kafkajs = require('kafkajs')
+} catch (e) {
+  for (const s of ORDER) emit(s, 'fail', 'kafkajs could not be loaded: ' + e.message)
+  process.exit(0)
+}
+const {
+  Kafka, logLevel, CompressionTypes, CompressionCodecs, ConfigResourceTypes, AssignerProtocol,
+} = kafkajs
+
+// -- codecs ------------------------------------------------------------------
+// kafkajs ships gzip only; the others are plugins. Each codec is wrapped so the
+// scenario can show it really ran on the produce side and on the fetch side.
+const codecUse = {}
+const codecMissing = {}
+function counted (name, factory) {
+  codecUse[name] = { compress: 0, decompress: 0 }
+  return () => {
+    const codec = factory()
+    return {
+      async compress (encoder) { codecUse[name].compress++; return codec.compress(encoder) },
+      async decompress (buffer) { codecUse[name].decompress++; return codec.decompress(buffer) },
+    }
+  }
+}
+CompressionCodecs[CompressionTypes.GZIP] = counted('gzip', CompressionCodecs[CompressionTypes.GZIP])
+try {
+  CompressionCodecs[CompressionTypes.Snappy] = counted('snappy', require('kafkajs-snappy'))
+} catch (e) {
+  codecMissing.snappy = 'kafkajs-snappy 1.1.0 could not be loaded: ' + e.message
+}
+try {
+  const LZ4Codec = require('kafkajs-lz4')
+  const lz4 = new LZ4Codec().codec
+  CompressionCodecs[CompressionTypes.LZ4] = counted('lz4', lz4)
+} catch (e) {
+  codecMissing.lz4 = 'kafkajs-lz4 1.2.1 (native lz4 0.6.5 addon) could not be loaded: ' + e.message
+}
+codecMissing.zstd = 'kafkajs ships no zstd codec; its plugin @kafkajs/zstd 0.1.1 pins cppzst 2.0.6, ' +
+  'whose native addon does not compile against node 20 headers (they need C++17; its ' +
+  'binding.gyp asks for an older standard: "remove_cv_t is not a member of std"), so kafkajs ' +
+  'on node 20 cannot use zstd'
+
+// -- helpers -----------------------------------------------------------------
+const suffix = crypto.randomBytes(4).toString('hex')
+const topicName = name => `kafkajs-${name}-${suffix}`
+const groupName = name => `kafkajs-${name}-${suffix}`
+const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
+const range = n => Array.from({ length: n }, (_, i) => i)
+
+function check (cond, message) {
+  if (!cond) throw new Error(message)
+}
+
+async function waitFor (what, fn, ms = 20000, every = 200) {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const v = await fn()
+    if (v) return v
+    if (Date.now() > deadline) throw new Error('timed out after ' + ms + ' ms waiting for ' + what)
+    await sleep(every)
+  }
+}
+
+function withTimeout (promise, ms, what) {
+  let timer
+  return Promise.race([
+    promise,
+    new Promise((resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(what + ' timed out after ' + ms + ' ms')), ms)
+    }),
+  ]).finally(() => clearTimeout(timer))
+}
+
+const kafka = new Kafka({
+  clientId: 'runnel-matrix-kafkajs',
+  brokers: [bootstrap],
+  connectionTimeout: 3000,
+  requestTimeout: 10000,
+  retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 },
+  logLevel: logLevel.WARN,
+  logCreator: () => ({ namespace, label, log: entry }) => {
+    const { message, ...extra } = entry
+    // kafkajs logs every heartbeat answered "rebalance in progress" as an ERROR: routine here.
+    if (namespace === 'Connection' && /rebalancing/.test(extra.error || '')) return
+    process.stderr.write(`[kafkajs ${label}] ${namespace}: ${message} ${JSON.stringify(extra)}\n`)
+  },
+})
+let admin
+const cleanups = [] // consumers/producers a failed scenario left connected
+
+// createTopics' own waitForLeaders retries only LEADER_NOT_AVAILABLE, but a KRaft
+// Kafka may answer UNKNOWN_TOPIC_OR_PARTITION for a moment after CreateTopics
+// returns (the broker's metadata image lags the controller): wait here instead.
+async function createTopic (topic, numPartitions = 1) {
+  const created = await admin.createTopics({
+    topics: [{ topic, numPartitions }], waitForLeaders: false, timeout: 10000,
+  })
+  check(created, 'createTopics says ' + topic + ' already existed')
+  await waitFor(`${topic} to have ${numPartitions} partitions with leaders`, async () => {
+    try {
+      const md = await admin.fetchTopicMetadata({ topics: [topic] })
+      const ps = md.topics[0].partitions
+      return ps.length === numPartitions && ps.every(p => p.leader >= 0)
+    } catch (e) {
+      if (e.type === 'UNKNOWN_TOPIC_OR_PARTITION' || e.type === 'LEADER_NOT_AVAILABLE') return false
+      throw e
+    }
+  }, 20000, 100)
+}
+
+async function producer (opts = {}) {
+  const p = kafka.producer({ allowAutoTopicCreation: false, ...opts })
+  cleanups.push(() => p.disconnect())
+  await p.connect()
+  return p
+}
+
+function consumer (groupId, opts = {}) {
+  const c = kafka.consumer({
+    groupId,
+    sessionTimeout: 10000,
+    rebalanceTimeout: 20000,
+    heartbeatInterval: 500,
+    maxWaitTimeInMs: 250,
+    retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 },
+    ...opts,
+  })
+  cleanups.push(() => c.disconnect())
+  return c
+}
+
+// Reads n messages of topic with a fresh group; waits a little longer to see no extra ones.
+async function collect (topic, n, { fromBeginning = true, timeout = 30000 } = {}) {
+  const c = consumer(groupName('reader-' + topic + '-' + crypto.randomBytes(2).toString('hex')))
+  const got = []
+  await c.connect()
+  await c.subscribe({ topics: [topic], fromBeginning })
+  await c.run({ eachMessage: async ({ partition, message }) => { got.push({ partition, ...message }) } })
+  try {
+    await waitFor(`${n} messages from ${topic} (have ${got.length})`, () => got.length >= n, timeout)
+    await sleep(500)
+  } finally {
+    await c.disconnect()
+  }
+  return got
+}
+
+function str (buf) { return buf === null || buf === undefined ? buf : buf.toString() }
+
+async function produceBatches (p, topic, values, { batch = 10, acks = -1, compression } = {}) {
+  const reports = []
+  for (let i = 0; i < values.length; i += batch) {
+    const messages = values.slice(i, i + batch).map(value => ({ value }))
+    reports.push(await p.send({ topic, acks, compression, messages }))
+  }
+  return reports
+}
+
+// The records came back exactly once, in order, at offsets 0..n-1.
+function checkInOrder (got, values) {
+  check(got.length === values.length, `read ${got.length} records, produced ${values.length}`)
+  got.forEach((m, i) => {
+    check(str(m.value) === values[i], `record ${i} is ${str(m.value)}, produced ${values[i]}`)
+    check(m.offset === String(i), `record ${i} at offset ${m.offset}`)
+  })
+}
+
+async function lowHigh (topic, partition = 0) {
+  const offsets = await admin.fetchTopicOffsets(topic)
+  const p = offsets.find(o => o.partition === partition)
+  return [p.low, p.high]
+}
+
+// -- scenarios -----------------------------------------------------------------
+const N = 50
+const scenarios = {}
+
+scenarios.metadata = async () => {
+  const topic = topicName('metadata')
+  await createTopic(topic, 2)
+  const cluster = await admin.describeCluster()
+  const [host, port] = bootstrap.split(':')
+  const b = cluster.brokers.find(x => x.nodeId === 1)
+  check(b, 'describeCluster lists no node 1: ' + JSON.stringify(cluster.brokers))
+  check(cluster.brokers.length === 1 && b.host === host && b.port === Number(port),
+    'brokers ' + JSON.stringify(cluster.brokers))
+  const md = await admin.fetchTopicMetadata({ topics: [topic] })
+  const t = md.topics.find(x => x.name === topic)
+  check(t && t.partitions.length === 2, 'topic metadata ' + JSON.stringify(md.topics))
+  for (const p of t.partitions) {
+    check(p.leader === 1 && p.partitionErrorCode === 0, 'partition ' + JSON.stringify(p))
+  }
+  return `describeCluster: node 1 at ${b.host}:${b.port}, controller ${cluster.controller}; ` +
+    `fetchTopicMetadata: ${topic} with partitions 0,1 led by node 1`
+}
+
+scenarios.create_delete_topics = async () => {
+  const topic = topicName('create-delete')
+  await createTopic(topic, 3)
+  const md = await admin.fetchTopicMetadata({ topics: [topic] })
+  check(md.topics[0].partitions.length === 3, 'created with ' + md.topics[0].partitions.length + ' partitions')
+  check((await admin.listTopics()).includes(topic), 'listTopics lacks the new topic')
+  await admin.deleteTopics({ topics: [topic], timeout: 10000 })
+  await waitFor('deleted topic to leave listTopics', async () => !(await admin.listTopics()).includes(topic))
+  return 'createTopics (3 partitions) seen in fetchTopicMetadata and listTopics; deleteTopics; gone from listTopics'
+}
+
+function acksScenario (acks, label) {
+  return async () => {
+    const topic = topicName('acks' + label)
+    await createTopic(topic)
+    const values = range(N).map(i => `acks${label} record ${i}`)
+    const p = await producer()
+    const reports = await produceBatches(p, topic, values, { acks })
+    await p.disconnect()
+    if (acks !== 0) {
+      reports.forEach((r, b) => {
+        check(r.length === 1 && r[0].errorCode === 0 && r[0].partition === 0 &&
+              r[0].baseOffset === String(b * 10), `batch ${b} report ${JSON.stringify(r)}`)
+      })
+    }
+    checkInOrder(await collect(topic, N), values)
+    return `${N} records in 5 sends with acks=${acks}` +
+      (acks !== 0 ? ', each send reported baseOffset 0,10,..,40 with errorCode 0' : ' (no reports at acks=0)') +
+      `; consumed back in order at offsets 0..${N - 1}`
+  }
+}
+scenarios.produce_acks0 = acksScenario(0, '0')
+scenarios.produce_acks1 = acksScenario(1, '1')
+scenarios.produce_acksall = acksScenario(-1, 'all')
+
+scenarios.keys_headers_timestamps = async () => {
+  const topic = topicName('kht')
+  await createTopic(topic)
+  const base = Date.now() - 3600 * 1000 // an hour back: clearly not the broker's clock
+  const sent = [
+    { key: 'k1', value: 'v0', headers: { h1: 'a' }, timestamp: String(base + 1) },
+    { key: 'k2', value: 'v1', headers: { h1: 'b', rep: ['x', 'y', 'z'] }, timestamp: String(base + 2) },
+    { key: 'k1', value: null, headers: { tomb: 'stone' }, timestamp: String(base + 3) },
+    { key: null, value: 'v3', timestamp: String(base + 4) },
+    { key: Buffer.from([0, 255, 1]), value: Buffer.from([7, 0, 7]), headers: { bin: Buffer.from([0, 1]) }, timestamp: String(base + 5) },
+  ]
+  const p = await producer()
+  await p.send({ topic, acks: -1, messages: sent })
+  await p.disconnect()
+  const got = await collect(topic, sent.length)
+  check(got.length === sent.length, `read ${got.length} of ${sent.length}`)
+  const asBuf = v => (v === null || v === undefined ? null : Buffer.isBuffer(v) ? v : Buffer.from(v))
+  got.forEach((m, i) => {
+    const s = sent[i]
+    const eq = (a, b) => (a === null ? b === null : b !== null && a.equals(b))
+    check(eq(asBuf(s.key), m.key), `record ${i} key ${m.key}`)
+    check(eq(asBuf(s.value), m.value), `record ${i} value ${m.value}`)
+    check(m.timestamp === s.timestamp, `record ${i} timestamp ${m.timestamp}, sent ${s.timestamp}`)
+    check(m.batchContext.timestampType === 0, `record ${i} timestampType ${m.batchContext.timestampType}`)
+    const want = Object.entries(s.headers || {}).map(([k, v]) => [k, Array.isArray(v) ? v.map(asBuf) : asBuf(v)])
+    const have = Object.entries(m.headers || {})
+    check(have.length === want.length, `record ${i} headers ${JSON.stringify(m.headers)}`)
+    for (const [k, v] of want) {
+      const h = m.headers[k]
+      if (Array.isArray(v)) {
+        check(Array.isArray(h) && h.length === v.length && v.every((x, j) => x.equals(h[j])),
+          `record ${i} repeated header ${k}: ${JSON.stringify(h)}`)
+      } else {
+        check(Buffer.isBuffer(h) && h.equals(v), `record ${i} header ${k}: ${h}`)
+      }
+    }
+  })
+  return '5 records: string and binary keys, a repeated key, a null key; a null value; headers incl. ' +
+    'one key repeated 3 times (order kept) and a binary value; explicit CreateTime timestamps — all exact'
+}
+
+function codecScenario (name, type) {
+  return async () => {
+    if (codecMissing[name]) return { unsupported: codecMissing[name] }
+    const topic = topicName('codec-' + name)
+    await createTopic(topic)
+    const values = range(N).map(i => `${name} record ${i} ` + 'compressible '.repeat(i % 9 + 1))
+    const before = { ...codecUse[name] }
+    const p = await producer()
+    await produceBatches(p, topic, values, { compression: type })
+    await p.disconnect()
+    const got = await collect(topic, N)
+    checkInOrder(got, values)
+    const c = codecUse[name].compress - before.compress
+    const d = codecUse[name].decompress - before.decompress
+    check(c >= 5, `${name} codec compressed ${c} batches, expected 5`)
+    check(d >= 1, `no fetched batch needed ${name} decompression`)
+    return `${N} records in 5 ${name} batches (codec compressed ${c}, decompressed ${d} fetched batches); ` +
+      'consumed back exactly, in order' + (name === 'gzip' ? '' : name === 'snappy'
+      ? ' (kafkajs-snappy 1.1.0 plugin)' : ' (kafkajs-lz4 1.2.1 plugin)')
+  }
+}
+scenarios.compression_gzip = codecScenario('gzip', CompressionTypes.GZIP)
+scenarios.compression_snappy = codecScenario('snappy', CompressionTypes.Snappy)
+scenarios.compression_lz4 = codecScenario('lz4', CompressionTypes.LZ4)
+scenarios.compression_zstd = codecScenario('zstd', CompressionTypes.ZSTD)
+
+scenarios.idempotent_produce = async () => {
+  const topic = topicName('idempotent')
+  await createTopic(topic)
+  const values = range(N).map(i => `idempotent record ${i}`)
+  const p = await producer({ idempotent: true, maxInFlightRequests: 1 })
+  const reports = await produceBatches(p, topic, values, { acks: -1 })
+  await p.disconnect()
+  reports.forEach((r, b) => check(r[0].errorCode === 0 && r[0].baseOffset === String(b * 10),
+    `batch ${b} report ${JSON.stringify(r)}`))
+  const got = await collect(topic, N)
+  checkInOrder(got, values)
+  const pids = new Set(got.map(m => m.batchContext.producerId))
+  check(pids.size === 1 && !pids.has('-1'), 'producer ids on the batches: ' + [...pids])
+  const seqs = [...new Set(got.map(m => m.batchContext.firstSequence))].sort((a, b) => a - b)
+  check(seqs.join() === '0,10,20,30,40', 'batch first sequences ' + seqs)
+  const [low, high] = await lowHigh(topic)
+  check(low === '0' && high === String(N), `watermarks ${low}..${high}`)
+  return `idempotent producer: ${N} records once and in order, all batches carry producer id ${[...pids][0]} ` +
+    `with sequences ${seqs}; high watermark ${high}`
+}
+
+scenarios.consume_earliest = async () => {
+  const topic = topicName('earliest')
+  await createTopic(topic)
+  const values = range(10).map(i => `earliest ${i}`)
+  const p = await producer()
+  await produceBatches(p, topic, values)
+  await p.disconnect()
+  checkInOrder(await collect(topic, 10, { fromBeginning: true }), values)
+  return 'a new group with fromBeginning=true (auto.offset.reset earliest) read offsets 0..9 produced before it joined'
+}
+
+scenarios.consume_latest = async () => {
+  const topic = topicName('latest')
+  await createTopic(topic)
+  const p = await producer()
+  await produceBatches(p, topic, range(5).map(i => `old ${i}`))
+  const c = consumer(groupName('latest'))
+  const got = []
+  let fetched = false
+  c.on(c.events.FETCH, () => { fetched = true })
+  await c.connect()
+  await c.subscribe({ topics: [topic], fromBeginning: false })
+  await c.run({ eachMessage: async ({ message }) => { got.push(message) } })
+  try {
+    // Once a fetch completed, the consumer has resolved "latest" (offset 5).
+    await waitFor('the latest consumer to fetch', () => fetched)
+    const fresh = range(5).map(i => `new ${i}`)
+    await produceBatches(p, topic, fresh)
+    await waitFor('5 new records', () => got.length >= 5)
+    await sleep(500)
+    check(got.length === 5, `read ${got.length} records: ${got.map(m => str(m.value))}`)
+    got.forEach((m, i) => check(str(m.value) === fresh[i] && m.offset === String(5 + i),
+      `record ${i}: ${str(m.value)} at ${m.offset}`))
+  } finally {
+    await c.disconnect()
+    await p.disconnect()
+  }
+  return 'fromBeginning=false (latest) consumer skipped the 5 earlier records and read exactly the 5 produced after it was positioned (offsets 5..9)'
+}
+
+scenarios.consume_timestamp = async () => {
+  const topic = topicName('timestamp')
+  await createTopic(topic)
+  const base = Date.now() - 3600 * 1000
+  const p = await producer()
+  await p.send({ topic, acks: -1, messages: range(10).map(i => ({ value: `ts ${i}`, timestamp: String(base + i * 1000) })) })
+  await p.disconnect()
+  const offsets = await admin.fetchTopicOffsetsByTimestamp(topic, base + 5000)
+  check(offsets.length === 1 && offsets[0].offset === '5', 'offsets for time ' + JSON.stringify(offsets))
+  const between = await admin.fetchTopicOffsetsByTimestamp(topic, base + 6500)
+  check(between[0].offset === '7', 'offset for a time between records ' + JSON.stringify(between))
+  const c = consumer(groupName('timestamp'))
+  const got = []
+  await c.connect()
+  // Positioned at the end (latest) first, so every record it delivers comes from the seek.
+  await c.subscribe({ topics: [topic], fromBeginning: false })
+  await c.run({ eachMessage: async ({ message }) => { got.push(message) } })
+  try {
+    c.seek({ topic, partition: 0, offset: offsets[0].offset })
+    await waitFor('records after the seek', () => got.some(m => m.offset === '9'))
+    await sleep(300)
+    check(got.length === 5 && got.every((m, i) => m.offset === String(5 + i) &&
+      m.timestamp === String(base + (5 + i) * 1000)), 'after seek: ' + got.map(m => m.offset))
+  } finally {
+    await c.disconnect()
+  }
+  return 'fetchTopicOffsetsByTimestamp: exact time -> offset 5, time between records -> next offset 7; seek to 5 read records 5..9 with the right timestamps'
+}
+
+scenarios.group_of_three = async () => {
+  const topic = topicName('group3')
+  const group = groupName('group3')
+  await createTopic(topic, 6)
+  const members = range(3).map(i => ({ c: consumer(group), assignment: null, memberId: null, got: [] }))
+  const seen = new Map() // value -> times consumed
+  for (const m of members) {
+    m.c.on(m.c.events.GROUP_JOIN, e => {
+      m.assignment = (e.payload.memberAssignment[topic] || []).slice().sort()
+      m.memberId = e.payload.memberId
+    })
+    await m.c.connect()
+    await m.c.subscribe({ topics: [topic], fromBeginning: true })
+    await m.c.run({
+      eachMessage: async ({ partition, message }) => {
+        m.got.push(partition)
+        seen.set(str(message.value), (seen.get(str(message.value)) || 0) + 1)
+      },
+    })
+  }
+  const covers = live => {
+    const all = live.flatMap(m => m.assignment || [])
+    return live.every(m => m.assignment && m.assignment.length > 0) &&
+      new Set(all).size === all.length && all.length === 6
+  }
+  const p = await producer()
+  try {
+    await waitFor('three members with disjoint assignments covering 6 partitions', () => covers(members), 45000)
+    const first = members.map(m => m.assignment.join(''))
+    const batch1 = range(60).map(i => `g3 ${i}`)
+    await p.send({ topic, acks: -1, messages: batch1.map((value, i) => ({ value, partition: i % 6 })) })
+    await waitFor('all 60 records consumed', () => batch1.every(v => seen.has(v)), 30000)
+    await waitFor('commits covering all 60 records', async () => {
+      const [o] = await admin.fetchOffsets({ groupId: group, topics: [topic] })
+      return o.partitions.reduce((s, x) => s + Math.max(0, Number(x.offset)), 0) === 60
+    }, 20000, 500)
+    await members[2].c.disconnect() // leaves the group
+    const live = members.slice(0, 2)
+    await waitFor('the two remaining members to take over all 6 partitions', () => covers(live), 45000)
+    const batch2 = range(30).map(i => `g3 second ${i}`)
+    await p.send({ topic, acks: -1, messages: batch2.map((value, i) => ({ value, partition: i % 6 })) })
+    await waitFor('all 30 later records consumed', () => batch2.every(v => seen.has(v)), 30000)
+    const dupes = [...seen.values()].filter(n => n > 1).length
+    return `3 members: assignments ${first.join('/')} (disjoint, all 6); 60 records consumed and committed ` +
+      `(fetchOffsets sums to 60); one left, the other two rebalanced to ${live.map(m => m.assignment.join('')).join('/')} ` +
+      `and consumed the next 30; ${dupes} redelivered`
+  } finally {
+    await p.disconnect()
+    for (const m of members) await m.c.disconnect()
+  }
+}
+
+scenarios.offsets_resume = async () => {
+  const topic = topicName('resume')
+  const group = groupName('resume')
+  await createTopic(topic)
+  const values = range(10).map(i => `resume ${i}`)
+  const p = await producer()
+  await produceBatches(p, topic, values)
+  await p.disconnect()
+  const a = consumer(group)
+  const gotA = []
+  await a.connect()
+  await a.subscribe({ topics: [topic], fromBeginning: true })
+  await a.run({ autoCommit: false, eachMessage: async ({ message }) => { gotA.push(message) } })
+  try {
+    await waitFor('first consumer to read 10', () => gotA.length >= 10)
+    await a.commitOffsets([{ topic, partition: 0, offset: '6' }])
+  } finally {
+    await a.disconnect()
+  }
+  const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topic] })
+  check(committed.partitions[0].offset === '6', 'committed ' + JSON.stringify(committed))
+  const b = consumer(group)
+  const gotB = []
+  await b.connect()
+  await b.subscribe({ topics: [topic], fromBeginning: true })
+  await b.run({ eachMessage: async ({ message }) => { gotB.push(message) } })
+  try {
+    await waitFor('second consumer to read 4', () => gotB.length >= 4)
+    await sleep(500)
+  } finally {
+    await b.disconnect()
+  }
+  check(gotB.length === 4 && gotB.every((m, i) => m.offset === String(6 + i) && str(m.value) === values[6 + i]),
+    'resumed at ' + gotB.map(m => m.offset))
+  return 'consumer committed offset 6 and closed; a new consumer in the group (fromBeginning=true) resumed at 6 and read 6..9 only'
+}
+
+scenarios.admin_configs = async () => {
+  const topic = topicName('configs')
+  await createTopic(topic)
+  const describe = async () => {
+    const r = await admin.describeConfigs({
+      includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic }],
+    })
+    const entries = r.resources[0].configEntries
+    return name => entries.find(e => e.configName === name)
+  }
+  const before = (await describe())('retention.ms')
+  check(before && before.configValue === '604800000' && before.isDefault, 'retention.ms before ' + JSON.stringify(before))
+  await admin.alterConfigs({
+    validateOnly: false,
+    resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: [{ name: 'retention.ms', value: '3600000' }] }],
+  })
+  const after = (await describe())('retention.ms')
+  check(after && after.configValue === '3600000' && !after.isDefault, 'retention.ms after ' + JSON.stringify(after))
+  return 'describeConfigs: retention.ms 604800000 (default); alterConfigs (kafkajs 2.2.4 has no incremental ' +
+    'variant) set 3600000; describeConfigs shows 3600000, not default'
+}
+
+scenarios.admin_grow_partitions = async () => {
+  const topic = topicName('grow')
+  await createTopic(topic, 1)
+  await admin.createPartitions({ topicPartitions: [{ topic, count: 3 }], timeout: 10000 })
+  await waitFor('metadata to show 3 partitions', async () => {
+    const md = await admin.fetchTopicMetadata({ topics: [topic] })
+    return md.topics[0].partitions.length === 3
+  })
+  return 'createPartitions grew the topic from 1 to 3; fetchTopicMetadata shows 3'
+}
+
+scenarios.admin_groups = async () => {
+  const topic = topicName('groups')
+  const group = groupName('groups')
+  await createTopic(topic)
+  const c = consumer(group)
+  let memberId = null
+  c.on(c.events.GROUP_JOIN, e => { memberId = e.payload.memberId })
+  await c.connect()
+  await c.subscribe({ topics: [topic], fromBeginning: true })
+  await c.run({ eachMessage: async () => {} })
+  try {
+    await waitFor('the consumer to join', () => memberId)
+    const listed = await admin.listGroups()
+    const mine = listed.groups.find(g => g.groupId === group)
+    check(mine && mine.protocolType === 'consumer', 'listGroups ' + JSON.stringify(listed.groups))
+    const d = await waitFor('describeGroups to say Stable', async () => {
+      const r = await admin.describeGroups([group])
+      return r.groups[0].state === 'Stable' ? r.groups[0] : null
+    })
+    check(d.protocolType === 'consumer' && d.members.length === 1 && d.members[0].memberId === memberId,
+      'describeGroups ' + JSON.stringify({ ...d, members: d.members.map(m => m.memberId) }))
+    const assignment = AssignerProtocol.MemberAssignment.decode(d.members[0].memberAssignment)
+    check(JSON.stringify(assignment.assignment) === JSON.stringify({ [topic]: [0] }),
+      'member assignment ' + JSON.stringify(assignment))
+    return `listGroups has the group (protocolType consumer); describeGroups: Stable, protocol ${d.protocol}, ` +
+      `1 member (the running consumer's id, client ${d.members[0].clientId}) assigned ${topic}[0]`
+  } finally {
+    await c.disconnect()
+  }
+}
+
+scenarios.admin_delete_records = async () => {
+  const topic = topicName('delete-records')
+  await createTopic(topic)
+  const values = range(10).map(i => `dr ${i}`)
+  const p = await producer()
+  await produceBatches(p, topic, values)
+  await p.disconnect()
+  // deleteTopicRecords finds the leader in the admin's cached metadata only: load the topic first.
+  await admin.fetchTopicMetadata({ topics: [topic] })
+  try {
+    await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '4' }] })
+  } catch (e) {
+    throw new Error(e.message + ' ' + JSON.stringify(e.partitions || []))
+  }
+  const [low, high] = await lowHigh(topic)
+  check(low === '4' && high === '10', `after deleteTopicRecords: low ${low} high ${high}`)
+  const got = await collect(topic, 6)
+  check(got.length === 6 && got[0].offset === '4', 'earliest consumer read from ' + (got[0] || {}).offset)
+  return 'deleteTopicRecords before offset 4: fetchTopicOffsets low 4 high 10; an earliest consumer starts at 4'
+}
+
+// -- main ------------------------------------------------------------------------
+const LIMIT = { group_of_three: 120000 }
+
+async function main () {
+  const started = Date.now()
+  admin = kafka.admin()
+  try {
+    await withTimeout(admin.connect(), 20000, 'admin connect')
+  } catch (e) {
+    for (const s of ORDER) emit(s, 'fail', 'admin client could not connect: ' + e.message)
+    return
+  }
+  for (const s of ORDER) {
+    const t0 = Date.now()
+    try {
+      const r = await withTimeout(scenarios[s](), LIMIT[s] || 60000, s)
+      if (r && r.unsupported) emit(s, 'unsupported', r.unsupported)
+      else emit(s, 'pass', r)
+    } catch (e) {
+      emit(s, 'fail', (e && e.message) || String(e))
+      log(s, 'failed:', (e && e.stack) || e)
+    }
+    // A failed or timed-out scenario may leave clients connected: close them before the next.
+    for (const close of cleanups.splice(0)) {
+      try { await withTimeout(close(), 10000, 'disconnect') } catch (e) { log('cleanup:', e.message) }
+    }
+    log(s, 'took', Date.now() - t0, 'ms')
+  }
+  await withTimeout(admin.disconnect(), 10000, 'admin disconnect').catch(e => log(e.message))
+  log('done in', Date.now() - started, 'ms')
+}
+
+main().then(() => process.exit(0), e => { log('driver crashed:', e.stack); process.exit(1) })

@@ -1,0 +1,463 @@
+"""The matrix scenarios through kafka-python (pure Python; the PyPI 2.x pin
+in clients/kafka-python/run, with Debian's snappy, lz4 and zstandard
+modules for its codecs)."""
+
+import time
+
+import kafka
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions, NewTopic
+from kafka.structs import OffsetAndMetadata
+
+from matrix_driver import wait_until
+
+N = 100
+# kafka-python's 2 s default for probing the broker's version is short for
+# an ASan broker on a busy machine.
+COMMON = {"api_version_auto_timeout_ms": 30000, "request_timeout_ms": 30000}
+DYNAMIC_TOPIC_CONFIG = 1  # DescribeConfigs ConfigSource
+
+
+def admin(ctx):
+    return KafkaAdminClient(bootstrap_servers=ctx.bootstrap, client_id=ctx.name(), **COMMON)
+
+
+def producer(ctx, **conf):
+    c = dict(COMMON, linger_ms=5)
+    c.update(conf)
+    return KafkaProducer(bootstrap_servers=ctx.bootstrap, client_id=ctx.name(), **c)
+
+
+def consumer(ctx, group=None, **conf):
+    c = dict(COMMON, group_id=group, enable_auto_commit=False, auto_offset_reset="earliest",
+             session_timeout_ms=10000, heartbeat_interval_ms=500, client_id=ctx.name())
+    c.update(conf)
+    return KafkaConsumer(bootstrap_servers=ctx.bootstrap, **c)
+
+
+def topic_names(ctx):
+    a = admin(ctx)
+    try:
+        return set(a.list_topics())
+    finally:
+        a.close()
+
+
+def partitions_of(ctx, topic):
+    a = admin(ctx)
+    try:
+        for t in a.describe_topics([topic]):
+            if t["topic"] == topic and t["error_code"] == 0:
+                return sorted(p["partition"] for p in t["partitions"])
+        return None
+    finally:
+        a.close()
+
+
+def create_topic(ctx, topic, partitions=1):
+    a = admin(ctx)
+    try:
+        a.create_topics([NewTopic(topic, partitions, 1)], timeout_ms=20000)
+    finally:
+        a.close()
+    wait_until("topic %s with %d partitions" % (topic, partitions),
+               lambda: topic in topic_names(ctx) and partitions_of(ctx, topic) == list(range(partitions)), timeout=15)
+
+
+def produce_all(p, topic, records, partition=0, close=True):
+    futures = [p.send(topic, partition=partition, **r) for r in records]
+    p.flush(60)
+    offsets = [f.get(timeout=60).offset for f in futures]
+    if close:
+        p.close(10)
+    return offsets
+
+
+def take(c, n, timeout=20):
+    got = []
+    deadline = time.monotonic() + timeout
+    while len(got) < n:
+        if time.monotonic() > deadline:
+            raise AssertionError("%d of %d records consumed in %.0f s" % (len(got), n, timeout))
+        for recs in c.poll(timeout_ms=500).values():
+            got.extend(recs)
+    got.sort(key=lambda r: (r.partition, r.offset))
+    return got
+
+
+def read_partition(ctx, topic, n, partition=0, offset=None):
+    c = consumer(ctx)
+    try:
+        tp = TopicPartition(topic, partition)
+        c.assign([tp])
+        if offset is None:
+            c.seek_to_beginning(tp)
+        else:
+            c.seek(tp, offset)
+        return take(c, n)
+    finally:
+        c.close()
+
+
+def values(n, tag):
+    return [("%s value %d " % (tag, i)).encode() + b"x" * (i % 40) for i in range(n)]
+
+
+def metadata(ctx):
+    topic = ctx.name()
+    create_topic(ctx, topic, 2)
+    a = admin(ctx)
+    try:
+        cluster = a.describe_cluster()
+        (t,) = a.describe_topics([topic])
+    finally:
+        a.close()
+    brokers = {b["node_id"]: (b["host"], b["port"]) for b in cluster["brokers"]}
+    assert brokers == {1: (ctx.host, ctx.port)}, "brokers %s" % brokers
+    assert cluster["controller_id"] == 1, cluster
+    parts = sorted(t["partitions"], key=lambda p: p["partition"])
+    assert [p["partition"] for p in parts] == [0, 1], parts
+    for p in parts:
+        assert p["leader"] == 1 and p["replicas"] == [1] and p["isr"] == [1], p
+    return "broker 1 at %s:%d, topic with 2 partitions" % brokers[1]
+
+
+def create_delete_topics(ctx):
+    topic = ctx.name()
+    create_topic(ctx, topic, 3)
+    a = admin(ctx)
+    try:
+        a.delete_topics([topic], timeout_ms=20000)
+    finally:
+        a.close()
+    wait_until("%s gone" % topic, lambda: topic not in topic_names(ctx), timeout=15)
+
+
+def produce_acks(acks):
+    def scenario(ctx):
+        topic = ctx.name()
+        # Created first: with acks=0 nothing reports a produce that raced the
+        # auto-creation of the topic. And the producer stays open until the
+        # records are read back (with acks=0 kafka-python calls a record sent
+        # once it is queued for the socket, so closing could drop it).
+        create_topic(ctx, topic, 1)
+        vals = values(N, topic)
+        p = producer(ctx, acks=acks)
+        offsets = produce_all(p, topic, [{"value": v} for v in vals], close=False)
+        if acks != 0:  # acks=0 gets no offsets back
+            assert offsets == list(range(N)), "delivery offsets %s..." % offsets[:5]
+        try:
+            got = read_partition(ctx, topic, N)
+        finally:
+            p.close(10)
+        assert [r.value for r in got] == vals, "values differ"
+        assert [r.offset for r in got] == list(range(N))
+        return "%d records" % N
+    return scenario
+
+
+def keys_headers_timestamps(ctx):
+    topic = ctx.name()
+    base = int(time.time() * 1000) - 3600_000
+    recs = []
+    for i in range(20):
+        recs.append({"key": None if i % 5 == 3 else ("key-%d" % i).encode(),
+                     "value": None if i % 7 == 2 else ("value-%d" % i).encode(),
+                     "headers": [("h", b"one"), ("x", ("%d" % i).encode()), ("h", b"two"), ("empty", b"")],
+                     "timestamp_ms": base + i * 1000})
+    produce_all(producer(ctx, acks="all"), topic, recs)
+    got = read_partition(ctx, topic, len(recs))
+    for i, (m, r) in enumerate(zip(got, recs)):
+        assert m.key == r["key"], "record %d key %r != %r" % (i, m.key, r["key"])
+        assert m.value == r["value"], "record %d value %r != %r" % (i, m.value, r["value"])
+        assert list(m.headers) == r["headers"], "record %d headers %r != %r" % (i, m.headers, r["headers"])
+        assert (m.timestamp_type, m.timestamp) == (0, r["timestamp_ms"]), \
+            "record %d timestamp %s/%s != %d" % (i, m.timestamp_type, m.timestamp, r["timestamp_ms"])
+
+
+def compression(codec):
+    def scenario(ctx):
+        topic = ctx.name()
+        vals = [v * 20 for v in values(N, topic)]
+        produce_all(producer(ctx, acks="all", compression_type=codec, linger_ms=50), topic, [{"value": v} for v in vals])
+        got = read_partition(ctx, topic, N)
+        assert [r.value for r in got] == vals, "values differ"
+        assert [r.offset for r in got] == list(range(N))
+    return scenario
+
+
+def idempotent_produce(ctx):
+    topic = ctx.name()
+    vals = values(N * 5, topic)
+    p = producer(ctx, enable_idempotence=True, acks="all", batch_size=2000, linger_ms=1)
+    offsets = produce_all(p, topic, [{"value": v} for v in vals])
+    assert offsets == list(range(len(vals))), "delivery offsets out of order"
+    got = read_partition(ctx, topic, len(vals))
+    assert [r.value for r in got] == vals, "values differ (duplicates or reorder)"
+    c = consumer(ctx)
+    try:
+        tp = TopicPartition(topic, 0)
+        end = c.end_offsets([tp])[tp]
+    finally:
+        c.close()
+    assert end == len(vals), "end offset %d, want %d: duplicates" % (end, len(vals))
+
+
+def wait_assigned(c, timeout=45):
+    """Polls a subscribed consumer until the group assigned it something; returns records seen meanwhile."""
+    seen = []
+    deadline = time.monotonic() + timeout
+    while not c.assignment():
+        assert time.monotonic() < deadline, "no partitions assigned in %.0f s" % timeout
+        for recs in c.poll(timeout_ms=200).values():
+            seen.extend(recs)
+    return seen
+
+
+def consume_earliest(ctx):
+    topic = ctx.name()
+    vals = values(10, topic)
+    produce_all(producer(ctx), topic, [{"value": v} for v in vals])
+    c = consumer(ctx, ctx.name("g"), auto_offset_reset="earliest")
+    try:
+        c.subscribe([topic])
+        seen = wait_assigned(c)
+        got = seen + take(c, len(vals) - len(seen))
+    finally:
+        c.close()
+    assert [r.value for r in got] == vals
+    assert got[0].offset == 0
+
+
+def consume_latest(ctx):
+    topic = ctx.name()
+    produce_all(producer(ctx), topic, [{"value": b"before %d" % i} for i in range(5)])
+    c = consumer(ctx, ctx.name("g"), auto_offset_reset="latest")
+    try:
+        c.subscribe([topic])
+        seen = wait_assigned(c)
+        tp = TopicPartition(topic, 0)
+        pos = c.position(tp, timeout_ms=10000)  # resolves the reset: positioned at the end
+        assert pos == 5, "positioned at %s, want 5" % pos
+        after = [b"after %d" % i for i in range(10)]
+        produce_all(producer(ctx), topic, [{"value": v} for v in after])
+        got = seen + take(c, len(after))
+    finally:
+        c.close()
+    assert [r.value for r in got] == after, [r.value for r in got][:3]
+    return "positioned at offset %d" % pos
+
+
+def consume_timestamp(ctx):
+    topic = ctx.name()
+    base = int(time.time() * 1000) - 600_000
+    produce_all(producer(ctx), topic, [{"value": b"ts %d" % i, "timestamp_ms": base + i * 1000} for i in range(10)])
+    c = consumer(ctx)
+    try:
+        tp = TopicPartition(topic, 0)
+        found = c.offsets_for_times({tp: base + 5000})[tp]
+        assert found is not None and found.offset == 5, "offsets_for_times(ts of record 5) = %s" % (found,)
+        between = c.offsets_for_times({tp: base + 6500})[tp]
+        assert between.offset == 7, "offsets_for_times(between 6 and 7) = %s" % (between,)
+        c.assign([tp])
+        c.seek(tp, found.offset)
+        got = take(c, 5)
+    finally:
+        c.close()
+    assert [r.value for r in got] == [b"ts %d" % i for i in range(5, 10)], [r.value for r in got]
+
+
+def group_of_three(ctx):
+    topic, group = ctx.name(), ctx.name("g")
+    create_topic(ctx, topic, 6)
+    p = producer(ctx)
+    for part in range(6):
+        for i in range(10):
+            p.send(topic, value=b"one %d/%d" % (part, i), partition=part)
+    p.flush(30)
+    cons = [consumer(ctx, group) for _ in range(3)]
+    got = [[] for _ in cons]
+    try:
+        for c in cons:
+            c.subscribe([topic])
+
+        def poll_all(which):
+            for i in which:
+                for recs in cons[i].poll(timeout_ms=100).values():
+                    got[i].extend(recs)
+
+        def stable(which):
+            poll_all(which)
+            parts = [{tp.partition for tp in cons[i].assignment()} for i in which]
+            return all(parts) and sum(len(s) for s in parts) == 6 and set().union(*parts) == set(range(6))
+
+        wait_until("three consumers sharing 6 partitions", lambda: stable([0, 1, 2]), timeout=30, step=0)
+        three = [sorted(tp.partition for tp in c.assignment()) for c in cons]
+        wait_until("the first 60 records", lambda: poll_all([0, 1, 2]) or
+                   len({(r.partition, r.offset) for g in got for r in g}) >= 60, timeout=20, step=0)
+        for c in cons:
+            c.commit()
+        tps = [TopicPartition(topic, x) for x in range(6)]
+        committed = [cons[0].committed(tp) for tp in tps]
+        assert committed == [10] * 6, "committed %s" % committed
+        before = len(got[0]) + len(got[1])
+        cons[2].close()
+        wait_until("two consumers taking over 6 partitions", lambda: stable([0, 1]), timeout=30, step=0)
+        two = [sorted(tp.partition for tp in c.assignment()) for c in cons[:2]]
+        for part in range(6):
+            for i in range(10):
+                p.send(topic, value=b"two %d/%d" % (part, i), partition=part)
+        p.flush(30)
+        wait_until("the second 60 records", lambda: poll_all([0, 1]) or
+                   sum(1 for g in got[:2] for r in g if r.value.startswith(b"two")) >= 60, timeout=20, step=0)
+        again = [r for g in got[:2] for r in g[before:] if r.value.startswith(b"one")]
+        seen = {(r.partition, r.value) for g in got for r in g}
+        assert len(seen) == 120, "%d distinct records consumed, want 120" % len(seen)
+    finally:
+        p.close(10)
+        for c in cons[:2]:
+            c.close()
+    assert not again, "%d committed records consumed again after the rebalance" % len(again)
+    return "assignments %s then %s" % (three, two)
+
+
+def offsets_resume(ctx):
+    topic, group = ctx.name(), ctx.name("g")
+    vals = values(10, topic)
+    produce_all(producer(ctx), topic, [{"value": v} for v in vals])
+    tp = TopicPartition(topic, 0)
+    a = consumer(ctx, group)
+    try:
+        a.subscribe([topic])
+        seen = wait_assigned(a)
+        got = seen + take(a, max(0, 4 - len(seen)))
+        assert got[3].offset == 3
+        a.commit({tp: OffsetAndMetadata(4, "", -1)})
+    finally:
+        a.close()
+    b = consumer(ctx, group)
+    try:
+        assert b.committed(tp) == 4, "committed offset %s" % b.committed(tp)
+        b.subscribe([topic])
+        seen = wait_assigned(b)
+        got = seen + take(b, max(0, 6 - len(seen)))
+    finally:
+        b.close()
+    assert [r.offset for r in got[:6]] == list(range(4, 10)), "resumed at %d" % got[0].offset
+    assert [r.value for r in got[:6]] == vals[4:]
+
+
+def topic_configs(ctx, topic):
+    a = admin(ctx)
+    try:
+        (resp,) = a.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+    finally:
+        a.close()
+    (res,) = resp.resources
+    assert res[0] == 0, "DescribeConfigs error %s %s" % (res[0], res[1])
+    return {e[0]: e for e in res[4]}  # name -> (name, value, read_only, source, sensitive, synonyms)
+
+
+def admin_configs(ctx):
+    topic = ctx.name()
+    create_topic(ctx, topic, 1)
+    entries = topic_configs(ctx, topic)
+    assert entries["retention.ms"][1] == "604800000", entries["retention.ms"]
+    assert entries["retention.ms"][3] != DYNAMIC_TOPIC_CONFIG, entries["retention.ms"]
+    assert entries["cleanup.policy"][1] == "delete"
+    a = admin(ctx)
+    try:
+        # kafka-python has only the non-incremental AlterConfigs.
+        resp = a.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs={"retention.ms": "3600000"})])
+    finally:
+        a.close()
+    assert all(r[0] == 0 for r in resp.resources), resp.resources
+    entries = wait_until("retention.ms altered",
+                         lambda: (lambda e: e["retention.ms"][1] == "3600000" and e)(topic_configs(ctx, topic)), timeout=10)
+    assert entries["retention.ms"][3] == DYNAMIC_TOPIC_CONFIG, entries["retention.ms"]
+    return "AlterConfigs"
+
+
+def admin_grow_partitions(ctx):
+    topic = ctx.name()
+    create_topic(ctx, topic, 1)
+    a = admin(ctx)
+    try:
+        a.create_partitions({topic: NewPartitions(3)}, timeout_ms=20000)
+    finally:
+        a.close()
+    wait_until("3 partitions in metadata", lambda: partitions_of(ctx, topic) == [0, 1, 2], timeout=15)
+
+
+def admin_groups(ctx):
+    topic, group = ctx.name(), ctx.name("g")
+    produce_all(producer(ctx), topic, [{"value": b"x"}])
+    c = consumer(ctx, group)
+    try:
+        c.subscribe([topic])
+        wait_assigned(c)
+        a = admin(ctx)
+        try:
+            listed = a.list_consumer_groups()
+            assert group in [g[0] for g in listed], "group %s not listed (%d groups)" % (group, len(listed))
+            (d,) = a.describe_consumer_groups([group])
+        finally:
+            a.close()
+        assert d.error_code == 0 and d.state == "Stable" and d.protocol_type == "consumer", d[:5]
+        assert len(d.members) == 1, d.members
+        return "ListGroups + DescribeGroups: %s/%s, member %s" % (d.state, d.protocol, d.members[0].client_id)
+    finally:
+        c.close()
+
+
+def admin_delete_records(ctx):
+    topic = ctx.name()
+    vals = values(10, topic)
+    produce_all(producer(ctx), topic, [{"value": v} for v in vals])
+    tp = TopicPartition(topic, 0)
+    a = admin(ctx)
+    try:
+        res = a.delete_records({tp: 6}, timeout_ms=20000)
+    finally:
+        a.close()
+    low = list(res.values())[0]
+    low = low.get("low_watermark") if isinstance(low, dict) else low
+    assert low == 6, "DeleteRecords low watermark %s" % (low,)
+    c = consumer(ctx)
+    try:
+        assert c.beginning_offsets([tp])[tp] == 6, "earliest offset %s" % c.beginning_offsets([tp])[tp]
+        c.assign([tp])
+        c.seek_to_beginning(tp)
+        got = take(c, 4)
+    finally:
+        c.close()
+    assert got[0].offset == 6 and [r.value for r in got] == vals[6:]
+
+
+def scenarios():
+    return {
+        "metadata": metadata,
+        "create_delete_topics": create_delete_topics,
+        "produce_acks0": produce_acks(0),
+        "produce_acks1": produce_acks(1),
+        "produce_acksall": produce_acks("all"),
+        "keys_headers_timestamps": keys_headers_timestamps,
+        "compression_gzip": compression("gzip"),
+        "compression_snappy": compression("snappy"),
+        "compression_lz4": compression("lz4"),
+        "compression_zstd": compression("zstd"),
+        "idempotent_produce": idempotent_produce,
+        "consume_earliest": consume_earliest,
+        "consume_latest": consume_latest,
+        "consume_timestamp": consume_timestamp,
+        "group_of_three": group_of_three,
+        "offsets_resume": offsets_resume,
+        "admin_configs": admin_configs,
+        "admin_grow_partitions": admin_grow_partitions,
+        "admin_groups": admin_groups,
+        "admin_delete_records": admin_delete_records,
+    }
+
+
+def versions():
+    return "kafka-python %s" % kafka.__version__

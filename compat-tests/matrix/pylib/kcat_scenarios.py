@@ -1,0 +1,313 @@
+"""The matrix scenarios through kcat (Debian's kcat 1.7.1 on its own
+librdkafka): produce with -P (-K keys, -H headers, -Z nulls, -X acks,
+compression, idempotence), consume with -C (-o beginning/end/s@ts, -e, -J),
+-Q for offsets by timestamp, -L -J for metadata and -G for groups. kcat
+has no admin API, so the admin scenarios are unsupported; the one group
+scenario that needs a 6-partition topic gets it from librdkafka's
+AdminClient (Debian's python3-confluent-kafka) as a fixture, since kcat
+can only auto-create topics with the broker's num.partitions.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+
+from matrix_driver import Unsupported, log, wait_until
+
+N = 100
+NO_ADMIN = "kcat has no admin API (it cannot %s)"
+
+
+def kcat_args(ctx, *args):
+    return ["kcat", "-b", ctx.bootstrap, "-X", "broker.address.family=v4", "-m", "15"] + list(args)
+
+
+def kcat(ctx, *args, input=None, timeout=60):
+    p = subprocess.run(kcat_args(ctx, *args), input=input, capture_output=True, timeout=timeout)
+    err = p.stderr.decode("utf-8", "replace")
+    if p.returncode != 0:
+        raise AssertionError("kcat %s exited %d: %s" % (" ".join(args), p.returncode, err.strip()[-300:]))
+    # librdkafka's own log lines (%N|...) include retried warnings; kcat's
+    # failures are its "% ERROR" lines and failed delivery reports.
+    if re.search(r"^% ERROR|Delivery failed", err, re.M):
+        raise AssertionError("kcat %s: %s" % (" ".join(args), err.strip()[-300:]))
+    return p.stdout
+
+
+def produce(ctx, topic, lines, *extra, partition=0):
+    """lines: byte strings, one record each (key\\tvalue with -K '\\t')."""
+    kcat(ctx, "-P", "-t", topic, "-p", str(partition), *extra, input=b"".join(l + b"\n" for l in lines))
+
+
+def consume(ctx, topic, *extra, partition=0):
+    out = kcat(ctx, "-C", "-t", topic, "-p", str(partition), "-e", "-J", *extra)
+    return [json.loads(l) for l in out.decode().splitlines() if l.strip()]
+
+
+def values(n, tag):
+    return [("%s value %d " % (tag, i)) + "x" * (i % 40) for i in range(n)]
+
+
+class Background:
+    """A long-running kcat whose stdout JSON records and stderr lines are collected by threads."""
+
+    def __init__(self, ctx, *args):
+        self.proc = subprocess.Popen(kcat_args(ctx, *args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        self.records, self.errors = [], []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._read, args=(self.proc.stdout, True), daemon=True).start()
+        threading.Thread(target=self._read, args=(self.proc.stderr, False), daemon=True).start()
+
+    def _read(self, stream, is_stdout):
+        for raw in stream:
+            line = raw.decode("utf-8", "replace").strip()
+            if not line:
+                continue
+            with self.lock:
+                if is_stdout:
+                    self.records.append(json.loads(line))
+                else:
+                    self.errors.append(line)
+
+    def snapshot(self):
+        with self.lock:
+            return list(self.records), list(self.errors)
+
+    def assignment(self):
+        """Partitions of the last "assigned:" rebalance line kcat -G printed (empty after a revoke)."""
+        parts = set()
+        for line in self.snapshot()[1]:
+            if "rebalanced" in line:
+                parts = set(int(p) for p in re.findall(r"\[(\d+)\]", line.split("assigned:", 1)[1])) \
+                    if "assigned:" in line else set()
+        return parts
+
+    def stop(self):
+        """SIGTERM: kcat closes its consumer (leaves the group, commits)."""
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+                raise AssertionError("kcat did not exit within 20 s of SIGTERM")
+        return self.proc.returncode
+
+
+# -- scenarios ---------------------------------------------------------------
+
+def metadata(ctx):
+    topic = ctx.name()
+    produce(ctx, topic, [b"x"])  # kcat cannot create a topic: auto-created with num.partitions=1
+    md = json.loads(kcat(ctx, "-L", "-J"))
+    assert md["brokers"] == [{"id": 1, "name": ctx.bootstrap}], md["brokers"]
+    topics = {t["topic"]: t for t in md["topics"]}
+    assert topic in topics, "topic %s not listed" % topic
+    parts = topics[topic]["partitions"]
+    assert [p["partition"] for p in parts] == [0], parts
+    p = parts[0]
+    assert p["leader"] == 1 and p["replicas"] == [{"id": 1}] and p["isrs"] == [{"id": 1}], p
+    return "broker 1 at %s, auto-created topic with 1 partition" % ctx.bootstrap
+
+
+def produce_acks(acks):
+    def scenario(ctx):
+        topic = ctx.name()
+        vals = values(N, topic)
+        produce(ctx, topic, [v.encode() for v in vals], "-X", "acks=%s" % acks)
+        got = consume(ctx, topic)
+        assert [r["payload"] for r in got] == vals, "values differ"
+        assert [r["offset"] for r in got] == list(range(N))
+        return "%d records" % N
+    return scenario
+
+
+def keys_headers_timestamps(ctx):
+    topic = ctx.name()
+    lines, want = [], []
+    for i in range(20):
+        key = None if i % 5 == 3 else "key-%d" % i
+        value = None if i % 7 == 2 else "value-%d" % i
+        lines.append((value or "").encode() if key is None else ("%s\t%s" % (key, value or "")).encode())
+        want.append((key, value))
+    headers = [("h", "one"), ("x", "1"), ("h", "two"), ("empty", "")]
+    args = ["-K", "\t", "-Z"]
+    for k, v in headers:
+        args += ["-H", "%s=%s" % (k, v)]
+    before = int(time.time() * 1000)
+    produce(ctx, topic, lines, *args)
+    after = int(time.time() * 1000)
+    got = consume(ctx, topic)
+    assert len(got) == len(want), "%d records back" % len(got)
+    flat = [x for h in headers for x in h]
+    for i, (r, (key, value)) in enumerate(zip(got, want)):
+        assert r["key"] == key, "record %d key %r != %r" % (i, r["key"], key)
+        assert r["payload"] == value, "record %d value %r != %r" % (i, r["payload"], value)
+        assert r.get("headers") == flat, "record %d headers %r" % (i, r.get("headers"))
+        assert r["tstype"] == "create" and before - 1000 <= r["ts"] <= after + 1000, "record %d ts %s %s" % (
+            i, r["tstype"], r["ts"])
+    return "keys, repeated headers, null keys/values exact; create timestamps are kcat's own (-P cannot set one)"
+
+
+def compression(codec):
+    def scenario(ctx):
+        topic = ctx.name()
+        vals = [v * 20 for v in values(N, topic)]
+        produce(ctx, topic, [v.encode() for v in vals], "-X", "compression.codec=%s" % codec, "-X", "linger.ms=50")
+        got = consume(ctx, topic)
+        assert [r["payload"] for r in got] == vals, "values differ"
+        assert [r["offset"] for r in got] == list(range(N))
+    return scenario
+
+
+def idempotent_produce(ctx):
+    topic = ctx.name()
+    vals = values(N * 5, topic)
+    produce(ctx, topic, [v.encode() for v in vals], "-X", "enable.idempotence=true", "-X", "batch.num.messages=10")
+    got = consume(ctx, topic)
+    assert [r["payload"] for r in got] == vals, "values differ (duplicates or reorder)"
+    assert [r["offset"] for r in got] == list(range(len(vals)))
+
+
+def group_consume(ctx, topic, group, count, reset="earliest"):
+    out = kcat(ctx, "-G", group, "-X", "auto.offset.reset=%s" % reset, "-c", str(count), "-J", topic, timeout=60)
+    return [json.loads(l) for l in out.decode().splitlines() if l.strip()]
+
+
+def consume_earliest(ctx):
+    topic = ctx.name()
+    vals = values(10, topic)
+    produce(ctx, topic, [v.encode() for v in vals])
+    got = group_consume(ctx, topic, ctx.name("g"), len(vals))
+    assert [r["payload"] for r in got] == vals
+    assert got[0]["offset"] == 0
+
+
+def consume_latest(ctx):
+    topic = ctx.name()
+    produce(ctx, topic, [b"before %d" % i for i in range(5)])
+    c = Background(ctx, "-C", "-t", topic, "-p", "0", "-o", "end", "-J", "-u")
+    try:
+        # Positioned once a marker produced now comes back; markers until one does.
+        deadline = time.monotonic() + 20
+        k = 0
+        while not any(r["payload"].startswith("marker") for r in c.snapshot()[0]):
+            assert time.monotonic() < deadline, "no marker consumed in 20 s: %s" % c.snapshot()[1][-3:]
+            produce(ctx, topic, [b"marker %d" % k])
+            k += 1
+            end = time.monotonic() + 1
+            while time.monotonic() < end and not c.snapshot()[0]:
+                time.sleep(0.05)
+        after = ["after %d" % i for i in range(10)]
+        produce(ctx, topic, [v.encode() for v in after])
+        wait_until("the after-records", lambda: sum(1 for r in c.snapshot()[0] if r["payload"].startswith("after")) >= 10,
+                   timeout=20, step=0.1)
+    finally:
+        c.stop()
+    vals = [r["payload"] for r in c.records]
+    assert not any(v.startswith("before") for v in vals), "read records produced before positioning"
+    assert [v for v in vals if v.startswith("after")] == after, vals
+    return "positioned at offset %d" % c.records[0]["offset"]
+
+
+def consume_timestamp(ctx):
+    topic = ctx.name()
+    produce(ctx, topic, [b"first"])
+    time.sleep(0.05)
+    mid = int(time.time() * 1000)
+    time.sleep(0.05)
+    produce(ctx, topic, [b"ts %d" % i for i in range(5)])  # kcat stamps them itself, all after `mid`
+    out = kcat(ctx, "-Q", "-t", "%s:0:%d" % (topic, mid)).decode()
+    m = re.search(r"offset (-?\d+)", out)
+    assert m and int(m.group(1)) == 1, "kcat -Q for a timestamp between records 0 and 1: %r" % out
+    got = consume(ctx, topic, "-o", "s@%d" % mid)
+    assert [r["payload"] for r in got] == ["ts %d" % i for i in range(5)], [r["payload"] for r in got]
+    assert got[0]["offset"] == 1
+
+
+def create_topic_fixture(ctx, topic, partitions):
+    """kcat cannot create a topic with more than num.partitions; librdkafka's admin API does it."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+    a = AdminClient({"bootstrap.servers": ctx.bootstrap, "broker.address.family": "v4"})
+    a.create_topics([NewTopic(topic, partitions, 1)], request_timeout=20)[topic].result(25)
+    wait_until("topic %s" % topic, lambda: topic in a.list_topics(timeout=10).topics
+               and len(a.list_topics(timeout=10).topics[topic].partitions) == partitions, timeout=15)
+
+
+def group_of_three(ctx):
+    topic, group = ctx.name(), ctx.name("g")
+    create_topic_fixture(ctx, topic, 6)
+    for part in range(6):
+        produce(ctx, topic, [b"one %d/%d" % (part, i) for i in range(10)], partition=part)
+    args = ["-G", group, "-X", "auto.offset.reset=earliest", "-X", "partition.assignment.strategy=range",
+            "-X", "session.timeout.ms=10000", "-X", "heartbeat.interval.ms=500",
+            "-X", "auto.commit.interval.ms=200", "-J", "-u", topic]
+    cons = [Background(ctx, *args) for _ in range(3)]
+    try:
+        def stable(which):
+            parts = [cons[i].assignment() for i in which]
+            return all(parts) and sum(len(s) for s in parts) == 6 and set().union(*parts) == set(range(6))
+
+        wait_until("three kcat -G sharing 6 partitions", lambda: stable([0, 1, 2]), timeout=45, step=0.1)
+        three = [sorted(c.assignment()) for c in cons]
+        wait_until("the first 60 records", lambda: len({(r["partition"], r["offset"]) for c in cons
+                                                        for r in c.snapshot()[0]}) >= 60, timeout=20, step=0.1)
+        before = [len(c.snapshot()[0]) for c in cons]
+        rc = cons[2].stop()  # leaves the group and commits what it consumed
+        assert rc == 0, "kcat exited %s on SIGTERM" % rc
+        wait_until("two kcat -G taking over 6 partitions", lambda: stable([0, 1]), timeout=30, step=0.1)
+        two = [sorted(c.assignment()) for c in cons[:2]]
+        for part in range(6):
+            produce(ctx, topic, [b"two %d/%d" % (part, i) for i in range(10)], partition=part)
+        wait_until("the second 60 records", lambda: sum(1 for c in cons[:2] for r in c.snapshot()[0]
+                                                        if r["payload"].startswith("two")) >= 60, timeout=20, step=0.1)
+        seen = {(r["partition"], r["payload"]) for c in cons for r in c.snapshot()[0]}
+        again = [r for i, c in enumerate(cons[:2]) for r in c.snapshot()[0][before[i]:] if r["payload"].startswith("one")]
+    finally:
+        for c in cons:
+            c.stop()
+    assert len(seen) == 120, "%d distinct records consumed, want 120" % len(seen)
+    assert not again, "%d records the third consumer committed consumed again" % len(again)
+    return "assignments %s then %s (topic created by librdkafka's AdminClient: kcat cannot)" % (three, two)
+
+
+def offsets_resume(ctx):
+    topic, group = ctx.name(), ctx.name("g")
+    vals = values(10, topic)
+    produce(ctx, topic, [v.encode() for v in vals])
+    first = group_consume(ctx, topic, group, 4)  # exits after 4, committing them on close
+    assert [r["offset"] for r in first] == [0, 1, 2, 3], [r["offset"] for r in first]
+    rest = group_consume(ctx, topic, group, 6)
+    assert [r["offset"] for r in rest] == list(range(4, 10)), "resumed at %d" % rest[0]["offset"]
+    assert [r["payload"] for r in rest] == vals[4:]
+
+
+def scenarios():
+    return {
+        "metadata": metadata,
+        "create_delete_topics": Unsupported(NO_ADMIN % "create or delete topics"),
+        "produce_acks0": produce_acks("0"),
+        "produce_acks1": produce_acks("1"),
+        "produce_acksall": produce_acks("all"),
+        "keys_headers_timestamps": keys_headers_timestamps,
+        "compression_gzip": compression("gzip"),
+        "compression_snappy": compression("snappy"),
+        "compression_lz4": compression("lz4"),
+        "compression_zstd": compression("zstd"),
+        "idempotent_produce": idempotent_produce,
+        "consume_earliest": consume_earliest,
+        "consume_latest": consume_latest,
+        "consume_timestamp": consume_timestamp,
+        "group_of_three": group_of_three,
+        "offsets_resume": offsets_resume,
+        "admin_configs": Unsupported(NO_ADMIN % "describe or alter configs"),
+        "admin_grow_partitions": Unsupported(NO_ADMIN % "create partitions"),
+        "admin_groups": Unsupported(NO_ADMIN % "list or describe groups; -L lists brokers and topics only"),
+        "admin_delete_records": Unsupported(NO_ADMIN % "delete records"),
+    }

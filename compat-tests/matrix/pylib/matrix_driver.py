@@ -1,0 +1,127 @@
+"""What every Python matrix driver shares (see notes in compat-tests/matrix):
+argument parsing, unique topic/group names, bounded waits, and running each
+scenario with a time limit while printing exactly one JSON line for it.
+
+A driver module builds a dict scenario id -> callable(ctx) or Unsupported(why)
+and calls run(client_id, scenarios). A callable passes by returning (optionally
+a short detail string) and fails by raising; it never prints to stdout.
+"""
+
+import argparse
+import json
+import os
+import random
+import signal
+import string
+import sys
+import time
+import traceback
+
+SCENARIO_SECONDS = 90  # one scenario's limit: generous for a loaded machine (Kafka's first group or
+                       # idempotent producer also creates __consumer_offsets or __transaction_state)
+MATRIX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Unsupported:
+    def __init__(self, why):
+        self.why = why
+
+
+class ScenarioTimeout(Exception):
+    pass
+
+
+def log(*args):
+    print(*args, file=sys.stderr, flush=True)
+
+
+def wait_until(what, predicate, timeout=20.0, step=0.2):
+    """Calls predicate until it returns something truthy (returned) or raises after timeout."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        try:
+            got = predicate()
+            if got:
+                return got
+        except Exception as e:  # transient errors while a broker catches up; reported if it never does
+            last = e
+        if time.monotonic() >= deadline:
+            raise AssertionError("timed out after %.0f s waiting for %s%s" % (timeout, what, " (last error: %s)" % last if last else ""))
+        time.sleep(step)
+
+
+class Context:
+    def __init__(self, client_id, bootstrap, cache):
+        self.client_id = client_id
+        self.bootstrap = bootstrap
+        self.host, port = bootstrap.rsplit(":", 1)
+        self.port = int(port)
+        self.cache = cache
+        self.run_id = "".join(random.choice(string.ascii_lowercase + string.digits) for _ in range(6))
+        self.scenario = None
+
+    def name(self, suffix=""):
+        """A topic or group name unique to this client, run and scenario."""
+        return "%s-%s-%s%s" % (self.client_id, self.run_id, self.scenario.replace("_", "-"), "-" + suffix if suffix else "")
+
+
+def scenario_ids():
+    with open(os.path.join(MATRIX_DIR, "scenarios.json")) as f:
+        ids = json.load(f)
+    # Either a plain list of ids or a list of {"id": ...} objects.
+    return [x if isinstance(x, str) else x["id"] for x in ids]
+
+
+def _on_alarm(signum, frame):
+    raise ScenarioTimeout("scenario exceeded %d s" % SCENARIO_SECONDS)
+
+
+def emit(scenario, status, detail):
+    detail = " ".join(str(detail).split())
+    if len(detail) > 300:
+        detail = detail[:297] + "..."
+    print(json.dumps({"scenario": scenario, "status": status, "detail": detail}), flush=True)
+
+
+def parse_args():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bootstrap", required=True)
+    ap.add_argument("--cache", required=True)
+    ap.add_argument("--only", help="comma-separated scenario ids (debugging)")
+    return ap.parse_args()
+
+
+def run(client_id, scenarios, args=None):
+    args = args or parse_args()
+    ctx = Context(client_id, args.bootstrap, args.cache)
+    ids = scenario_ids()
+    if args.only:
+        ids = [i for i in ids if i in args.only.split(",")]
+    signal.signal(signal.SIGALRM, _on_alarm)
+    for sid in ids:
+        fn = scenarios.get(sid)
+        if fn is None:
+            emit(sid, "fail", "the %s driver has no code for this scenario" % client_id)
+            continue
+        if isinstance(fn, Unsupported):
+            emit(sid, "unsupported", fn.why)
+            continue
+        ctx.scenario = sid
+        start = time.monotonic()
+        log("== %s: %s" % (client_id, sid))
+        signal.alarm(SCENARIO_SECONDS)
+        try:
+            detail = fn(ctx)
+            signal.alarm(0)
+            emit(sid, "pass", detail or "")
+            log("   pass (%.1f s)" % (time.monotonic() - start))
+        except BaseException as e:  # includes ScenarioTimeout; KeyboardInterrupt still stops the run below
+            signal.alarm(0)
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            reason = "%s: %s" % (type(e).__name__, e) if str(e) else type(e).__name__
+            emit(sid, "fail", reason)
+            traceback.print_exc(file=sys.stderr)
+            log("   FAIL (%.1f s): %s" % (time.monotonic() - start, reason))
+    return 0
