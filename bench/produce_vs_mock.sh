@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runnel (release build) against librdkafka's in-memory mock cluster, same
 # producer workload, alternating mock, Runnel, mock, Runnel so drift in the
-# machine hits both. 100-byte records to 6 partitions, linger.ms=5, with
+# machine hits both (bench/run_suite.py is the full suite, with Kafka).
+# 100-byte records to 6 partitions, linger.ms=5, with
 # acks=1 and acks=all. Prints a markdown table; raw JSON lines go to
 # bench/results/produce_vs_mock-<date>.jsonl. Also reports Runnel's idle RSS.
 #
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 records=${1:-2000000}
 scripts/setup
 cmake --preset release >/dev/null
-cmake --build --preset release --target runnel produce_bench >/dev/null
+cmake --build --preset release --target runnel loadgen >/dev/null
 bin=build/release
 mkdir -p bench/results
 out=bench/results/produce_vs_mock-$(date -u +%Y-%m-%d).jsonl
@@ -39,16 +40,16 @@ stop_runnel
 
 for acks in 1 all; do
   for round in 1 2; do
-    "$bin/bench/produce_bench" --mock --records "$records" --acks "$acks" | tee -a "$out"
+    "$bin/bench/loadgen" --mock --records "$records" --acks "$acks" | tee -a "$out"
     start_runnel
-    "$bin/bench/produce_bench" --bootstrap 127.0.0.1:$port --records "$records" --acks "$acks" | sed 's/"broker"/"runnel"/' | tee -a "$out"
+    "$bin/bench/loadgen" --bootstrap 127.0.0.1:$port --create-topic --records "$records" --acks "$acks" | sed 's/"broker"/"runnel"/' | tee -a "$out"
     stop_runnel
   done
 done
 
 python3 - "$out" "$idle_rss_kb" <<'PY'
 import json, sys, statistics
-rows = [json.loads(l) for l in open(sys.argv[1])]
+rows = [dict(json.loads(l), **json.loads(l)["produce"]) for l in open(sys.argv[1])]  # loadgen nests the numbers
 print(f"\n| acks | mock records/s | Runnel records/s | Runnel / mock | Runnel p99 ms | mock p99 ms |")
 print("|---|---:|---:|---:|---:|---:|")
 for acks in ("1", "all"):
