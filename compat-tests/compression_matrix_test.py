@@ -189,7 +189,14 @@ class Matrix:
                 self.expected[topic] = recs
                 batches = stored_batches(self.broker.port, topic)
                 codecs = {b["codec"] for b in batches}
-                assert codecs == {w.CODECS[codec]}, "%s: stored codecs %s, produced in %s" % (topic, codecs, codec)
+                allowed = {w.CODECS[codec]}
+                if client == "rdkafka":
+                    # librdkafka sends a batch uncompressed when compressing
+                    # it would not make it smaller (its msgset writer keeps
+                    # the original), e.g. a short last batch.
+                    allowed.add(0)
+                assert w.CODECS[codec] in codecs and codecs <= allowed, (
+                    "%s: stored codecs %s, produced in %s" % (topic, codecs, codec))
                 assert len(batches) < RECORDS, "%s: %d batches for %d records: nothing was batched" % (
                     topic, len(batches), RECORDS)
 
