@@ -25,13 +25,9 @@ dir is the `cache_dir` argument, else $RUNNEL_KAFKA_CACHE, else
 """
 
 import os
-import shutil
-import signal
 import socket
 import struct
 import subprocess
-import sys
-import tempfile
 import time
 import uuid
 
@@ -83,22 +79,24 @@ class KafkaError(RuntimeError):
     pass
 
 
-class Kafka:
+class Kafka(runnel_harness.BrokerProcess):
+    name = "kafka"
+    error = KafkaError
+    log_name = "kafka.log"
+    stop_timeout = 60.0  # kafka-server-stop.sh's SIGTERM; the JVM's shutdown takes longer
+    dump_limit = 100_000
+    ready_poll = 0.2
+    clean_exit_required = False  # the JVM exits 143 on SIGTERM
+
     def __init__(self, cache_dir=None, overrides=None, keep_dir=False, ready_timeout=240.0,
                  jvm_opts=None):
         self.classpath = kafka_classpath(cache_dir)
+        super().__init__(ready_timeout, keep_dir, "kafka-compat-")
         self.overrides = dict(overrides or {})
-        self.keep_dir = keep_dir
-        self.ready_timeout = ready_timeout
         self.jvm_opts = list(jvm_opts or JVM_OPTS)
-        self.tmp = tempfile.mkdtemp(prefix="kafka-compat-")
-        self.log_dir = os.path.join(self.tmp, "data")
-        self.log_path = os.path.join(self.tmp, "kafka.log")
         self.props_path = os.path.join(self.tmp, "server.properties")
         self.log4j_path = os.path.join(self.tmp, "log4j2.yaml")
-        self.port = 0
         self.controller_port = 0
-        self.proc = None
         self.formatted = False
 
     def _properties(self):
@@ -163,106 +161,12 @@ class Kafka:
         import base64
         return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
-    def _wait_for_metadata(self, deadline):
+    def _ready(self, frame):
         """Ready once Metadata v1 lists at least one broker (the broker is unfenced)."""
-        last = None
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                self._fail("kafka exited with %d during startup" % self.proc.returncode)
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=2) as s:
-                    s.settimeout(5)
-                    s.sendall(runnel_harness.metadata_request_bytes(7))
-                    frame = runnel_harness.recv_frame(s)
-                    correlation, brokers = struct.unpack(">ii", frame[:8])
-                    if correlation == 7 and brokers > 0:
-                        return
-                    last = "no broker in metadata yet"
-            except OSError as e:
-                last = e
-            time.sleep(0.2)
-        self._fail("kafka did not list a broker in Metadata in %.0f s (%s)" % (self.ready_timeout, last))
-
-    def stop(self, timeout=60.0):
-        """Graceful stop (SIGTERM, as kafka-server-stop.sh); returns the exit code."""
-        if self.proc is None:
-            return None
-        proc, self.proc = self.proc, None
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait(10)
-                self._dump()
-                raise KafkaError("kafka did not stop within %.0f s of SIGTERM; killed" % timeout)
-        return proc.returncode
-
-    def kill9(self):
-        if self.proc is None:
-            return
-        proc, self.proc = self.proc, None
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(10)
-
-    def restart(self, graceful=True):
-        if graceful:
-            self.stop()
-        else:
-            self.kill9()
-        return self.start()
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def close(self):
-        try:
-            if self.proc is not None and self.proc.poll() is None:
-                self.stop()
-        finally:
-            if not self.keep_dir:
-                shutil.rmtree(self.tmp, ignore_errors=True)
-
-    # -- helpers ------------------------------------------------------------
-
-    @property
-    def bootstrap(self):
-        return "127.0.0.1:%d" % self.port
-
-    def log_text(self):
-        try:
-            with open(self.log_path, "rb") as f:
-                return f.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-
-    def _dump(self):
-        text = self.log_text()
-        if len(text) > 100_000:
-            text = "... (%d bytes cut)\n" % (len(text) - 100_000) + text[-100_000:]
-        sys.stderr.write("----- kafka log (%s) -----\n%s----- end of kafka log -----\n" % (self.log_path, text))
-        sys.stderr.flush()
-
-    def _fail(self, message):
-        if self.proc is not None and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(10)
-        self.proc = None
-        self._dump()
-        raise KafkaError(message)
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is not None:
-            if self.proc is not None and self.proc.poll() is None:
-                self.kill9()
-            self._dump()
-        self.close()
-        return False
+        correlation, brokers = struct.unpack(">ii", frame[:8])
+        if correlation != 7:
+            return "wrong correlation id"
+        return None if brokers > 0 else "no broker in metadata yet"
 
 
 if __name__ == "__main__":

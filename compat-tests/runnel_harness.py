@@ -63,19 +63,145 @@ def recv_frame(sock):
     return recv_exact(sock, size)
 
 
-class Runnel:
-    def __init__(self, binary=None, overrides=None, keep_dir=False, ready_timeout=30.0):
-        self.binary = binary or runnel_binary()
-        self.overrides = dict(overrides or {})
-        self.keep_dir = keep_dir
+class BrokerProcess:
+    """The lifecycle a test harness needs from any broker process: stop by
+    pid (SIGTERM, then SIGKILL), the crash (SIGKILL), restart on the same
+    dir and port, the log printed when a test fails inside `with`.
+    Subclasses start the process and say when it is ready (_ready)."""
+
+    name = "broker"
+    error = RuntimeError
+    log_name = "broker.log"
+    stop_timeout = 30.0
+    dump_limit = 200_000
+    ready_poll = 0.05
+    clean_exit_required = True  # a graceful stop must exit 0
+
+    def __init__(self, ready_timeout, keep_dir, prefix):
         self.ready_timeout = ready_timeout
-        self.tmp = tempfile.mkdtemp(prefix="runnel-compat-")
+        self.keep_dir = keep_dir
+        self.tmp = tempfile.mkdtemp(prefix=prefix)
         self.log_dir = os.path.join(self.tmp, "data")
-        self.log_path = os.path.join(self.tmp, "runnel.log")
+        self.log_path = os.path.join(self.tmp, self.log_name)
         self.port = 0
         self.proc = None
 
-    # -- lifecycle ----------------------------------------------------------
+    def _ready(self, frame):
+        """None when a Metadata v1 response frame shows the broker ready, else why not."""
+        return None if struct.unpack(">i", frame[:4])[0] == 7 else "wrong correlation id"
+
+    def _wait_for_metadata(self, deadline):
+        last = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                self._fail("%s exited with %d during startup" % (self.name, self.proc.returncode))
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=2) as s:
+                    s.settimeout(5)
+                    s.sendall(metadata_request_bytes(7))
+                    last = self._ready(recv_frame(s))
+                    if last is None:
+                        return
+            except OSError as e:
+                last = e
+            time.sleep(self.ready_poll)
+        self._fail("%s did not answer Metadata in %.0f s (%s)" % (self.name, self.ready_timeout, last))
+
+    def stop(self, timeout=None):
+        """Graceful stop (SIGTERM); returns the exit code. SIGKILL after `timeout`."""
+        timeout = self.stop_timeout if timeout is None else timeout
+        if self.proc is None:
+            return None
+        proc, self.proc = self.proc, None
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+                self._dump()
+                raise self.error("%s did not stop within %.0f s of SIGTERM; killed" % (self.name, timeout))
+        return proc.returncode
+
+    def kill9(self):
+        """The crash: SIGKILL, no flush, no clean-shutdown marker."""
+        if self.proc is None:
+            return
+        proc, self.proc = self.proc, None
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+    def restart(self, graceful=True):
+        """Stops (SIGTERM, or SIGKILL when not graceful) and starts on the same dir and port."""
+        if graceful:
+            rc = self.stop()
+            if self.clean_exit_required and rc != 0:
+                self._fail("graceful stop exited with %s" % rc)
+        else:
+            self.kill9()
+        return self.start()
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def close(self):
+        try:
+            if self.proc is not None and self.proc.poll() is None:
+                self.stop()
+        finally:
+            if not self.keep_dir:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+
+    @property
+    def bootstrap(self):
+        return "127.0.0.1:%d" % self.port
+
+    def log_text(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def _dump(self):
+        text = self.log_text()
+        if len(text) > self.dump_limit:
+            text = "... (%d bytes cut)\n" % (len(text) - self.dump_limit) + text[-self.dump_limit:]
+        sys.stderr.write("----- %s log (%s) -----\n%s----- end of %s log -----\n" % (
+            self.name, self.log_path, text, self.name))
+        sys.stderr.flush()
+
+    def _fail(self, message):
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+        self.proc = None
+        self._dump()
+        raise self.error(message)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            if self.proc is not None and self.proc.poll() is None:
+                self.kill9()
+            self._dump()
+        self.close()
+        return False
+
+
+class Runnel(BrokerProcess):
+    name = "runnel"
+    error = RunnelError
+    log_name = "runnel.log"
+
+    def __init__(self, binary=None, overrides=None, keep_dir=False, ready_timeout=30.0):
+        super().__init__(ready_timeout, keep_dir, "runnel-compat-")
+        self.binary = binary or runnel_binary()
+        self.overrides = dict(overrides or {})
 
     def start(self):
         if self.proc is not None:
@@ -110,109 +236,6 @@ class Runnel:
                 self._fail("runnel exited with %d before listening" % self.proc.returncode)
             time.sleep(0.02)
         self._fail("runnel did not log its listening port in %.0f s" % self.ready_timeout)
-
-    def _wait_for_metadata(self, deadline):
-        last = None
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                self._fail("runnel exited with %d during startup" % self.proc.returncode)
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=2) as s:
-                    s.settimeout(5)
-                    s.sendall(metadata_request_bytes(7))
-                    frame = recv_frame(s)
-                    if struct.unpack(">i", frame[:4])[0] == 7:
-                        return
-                    last = "wrong correlation id"
-            except OSError as e:
-                last = e
-            time.sleep(0.05)
-        self._fail("runnel did not answer Metadata in %.0f s (%s)" % (self.ready_timeout, last))
-
-    def stop(self, timeout=30.0):
-        """Graceful stop (SIGTERM); returns the exit code. SIGKILL after `timeout`."""
-        if self.proc is None:
-            return None
-        proc, self.proc = self.proc, None
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait(10)
-                self._dump()
-                raise RunnelError("runnel did not stop within %.0f s of SIGTERM; killed" % timeout)
-        return proc.returncode
-
-    def kill9(self):
-        """The crash: SIGKILL, no flush, no clean-shutdown marker."""
-        if self.proc is None:
-            return
-        proc, self.proc = self.proc, None
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(10)
-
-    def restart(self, graceful=True):
-        """Stops (SIGTERM, or SIGKILL when not graceful) and starts on the same dir and port."""
-        if graceful:
-            rc = self.stop()
-            if rc != 0:
-                self._fail("graceful stop exited with %s" % rc)
-        else:
-            self.kill9()
-        return self.start()
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def close(self):
-        try:
-            if self.proc is not None and self.proc.poll() is None:
-                self.stop()
-        finally:
-            if not self.keep_dir:
-                shutil.rmtree(self.tmp, ignore_errors=True)
-
-    # -- helpers ------------------------------------------------------------
-
-    @property
-    def bootstrap(self):
-        return "127.0.0.1:%d" % self.port
-
-    def log_text(self):
-        try:
-            with open(self.log_path, "rb") as f:
-                return f.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-
-    def _dump(self):
-        text = self.log_text()
-        if len(text) > 200_000:
-            text = "... (%d bytes cut)\n" % (len(text) - 200_000) + text[-200_000:]
-        sys.stderr.write("----- runnel stderr (%s) -----\n%s----- end of runnel stderr -----\n" % (self.log_path, text))
-        sys.stderr.flush()
-
-    def _fail(self, message):
-        if self.proc is not None and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(10)
-        self.proc = None
-        self._dump()
-        raise RunnelError(message)
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is not None:
-            if self.proc is not None and self.proc.poll() is None:
-                self.kill9()
-            self._dump()
-        self.close()
-        return False
 
 
 def run_tests(tests, broker=None):
