@@ -296,24 +296,36 @@ def parse_create_topics_v4(body):
     return topics
 
 
-def parse_produce_v8(body):
-    """-> {(topic, partition): (error_code, base_offset, error_message)}"""
-    r = Reader(body)
+def read_partitions(r, partition):
+    """The topics array every per-partition response shares: a name, then
+    partitions each starting with its index. partition(r) reads the rest of
+    one partition and returns its value. -> {(topic, index): value}"""
     out = {}
-
-    def partition(r, topic):
-        index, err, base = r.i32(), r.i16(), r.i64()
-        r.i64()  # log append time
-        r.i64()  # log start offset
-        r.array(lambda r: (r.i32(), r.string()))  # record errors
-        msg = r.string()
-        out[(topic, index)] = (err, base, msg)
 
     def topic(r):
         name = r.string()
-        r.array(lambda r: partition(r, name))
+
+        def one(r):
+            index = r.i32()
+            out[(name, index)] = partition(r)
+        r.array(one)
 
     r.array(topic)
+    return out
+
+
+def parse_produce_v8(body):
+    """-> {(topic, partition): (error_code, base_offset, error_message)}"""
+    r = Reader(body)
+
+    def partition(r):
+        err, base = r.i16(), r.i64()
+        r.i64()  # log append time
+        r.i64()  # log start offset
+        r.array(lambda r: (r.i32(), r.string()))  # record errors
+        return err, base, r.string()
+
+    out = read_partitions(r, partition)
     r.i32()  # throttle
     assert r.done(), "trailing bytes in Produce v8 response"
     return out
@@ -335,18 +347,13 @@ def parse_init_producer_id(body, flexible=False):
 def parse_list_offsets_v1(body):
     """-> {(topic, partition): (error_code, offset)}"""
     r = Reader(body)
-    out = {}
 
-    def topic(r):
-        name = r.string()
+    def partition(r):
+        err = r.i16()
+        r.i64()  # timestamp
+        return err, r.i64()
 
-        def partition(r):
-            index, err = r.i32(), r.i16()
-            r.i64()  # timestamp
-            out[(name, index)] = (err, r.i64())
-        r.array(partition)
-
-    r.array(topic)
+    out = read_partitions(r, partition)
     assert r.done(), "trailing bytes in ListOffsets v1 response"
     return out
 
@@ -355,20 +362,15 @@ def parse_fetch_v4(body):
     """-> {(topic, partition): (error_code, high_watermark, records bytes)}"""
     r = Reader(body)
     r.i32()  # throttle
-    out = {}
 
-    def topic(r):
-        name = r.string()
+    def partition(r):
+        err, hw = r.i16(), r.i64()
+        r.i64()  # last stable offset
+        r.array(lambda r: (r.i64(), r.i64()))  # aborted transactions
+        n = r.i32()
+        return err, hw, b"" if n < 0 else r.take(n)
 
-        def partition(r):
-            index, err, hw = r.i32(), r.i16(), r.i64()
-            r.i64()  # last stable offset
-            r.array(lambda r: (r.i64(), r.i64()))  # aborted transactions
-            n = r.i32()
-            out[(name, index)] = (err, hw, b"" if n < 0 else r.take(n))
-        r.array(partition)
-
-    r.array(topic)
+    out = read_partitions(r, partition)
     assert r.done(), "trailing bytes in Fetch v4 response"
     return out
 
@@ -377,17 +379,12 @@ def parse_delete_records_v1(body):
     """-> {(topic, partition): (error_code, low_watermark)}"""
     r = Reader(body)
     r.i32()  # throttle
-    out = {}
 
-    def topic(r):
-        name = r.string()
+    def partition(r):
+        low = r.i64()
+        return r.i16(), low
 
-        def partition(r):
-            index, low = r.i32(), r.i64()
-            out[(name, index)] = (r.i16(), low)
-        r.array(partition)
-
-    r.array(topic)
+    out = read_partitions(r, partition)
     assert r.done(), "trailing bytes in DeleteRecords v1 response"
     return out
 
