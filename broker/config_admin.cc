@@ -31,6 +31,17 @@ std::vector<std::string> list_parts(const std::optional<std::string>& value, con
   return parts;
 }
 
+// APPEND adds each of `values` not already there, SUBTRACT removes each
+// that is; the result joined back into a list value.
+std::string edit_list(std::vector<std::string> parts, const std::string& values, bool append) {
+  for (const auto& v : split_list(values)) {
+    auto found = std::find(parts.begin(), parts.end(), v);
+    if (append && found == parts.end()) parts.push_back(v);
+    if (!append && found != parts.end()) parts.erase(found);
+  }
+  return join(parts, ",");
+}
+
 }  // namespace
 
 const char* resource_type_name(int8_t id) {
@@ -120,13 +131,8 @@ TopicError alter_broker_configs(const std::string& resource_name, int32_t node_i
                                                  " is not allowed for config key: " + c.name};
         // The layer's value, else Kafka's default, is what the op edits.
         auto it = out.find(c.name);
-        auto parts = split_list(it != out.end() ? it->second : def->default_value ? def->default_value : "");
-        for (const auto& v : split_list(*c.value)) {
-          auto found = std::find(parts.begin(), parts.end(), v);
-          if (append && found == parts.end()) parts.push_back(v);
-          if (!append && found != parts.end()) parts.erase(found);
-        }
-        out[c.name] = join(parts, ",");
+        out[c.name] = edit_list(split_list(it != out.end() ? it->second : def->default_value ? def->default_value : ""),
+                                *c.value, append);
         break;
       }
       default: return {ErrorCode::invalid_request, "Unknown operations type " + std::to_string(c.op)};
@@ -169,16 +175,8 @@ TopicError incremental_topic_overrides(const TopicTable& topics, const std::stri
         const char* op = c.op == static_cast<int8_t>(AlterConfigOp::append) ? "APPEND" : "SUBTRACT";
         if (!def || def->def.type != ConfigType::list)
           return {ErrorCode::invalid_config, std::string("Can't ") + op + " to key " + c.name + " because its type is not LIST."};
-        auto parts = list_parts(current, def->def.default_value);
-        for (const auto& v : split_list(*c.value)) {
-          auto found = std::find(parts.begin(), parts.end(), v);
-          if (c.op == static_cast<int8_t>(AlterConfigOp::append)) {
-            if (found == parts.end()) parts.push_back(v);
-          } else if (found != parts.end()) {
-            parts.erase(found);
-          }
-        }
-        out[c.name] = join(parts, ",");
+        out[c.name] = edit_list(list_parts(current, def->def.default_value), *c.value,
+                                c.op == static_cast<int8_t>(AlterConfigOp::append));
         break;
       }
     }
