@@ -4,8 +4,9 @@ where a partition's directory goes, or no file descriptors left under
 KAFKA_STORAGE_ERROR (56); Runnel answers the request so, removes the
 partitions it already made (the topic is in neither Metadata nor
 runnel-topics.json, no partition directory is left to be reopened), and
-stays up; a restart works. A Metadata request auto-creating 1,100 topics at
-that limit does not kill the broker either.
+stays up; a restart works. So for CreatePartitions (the topic keeps its
+count) and Metadata's auto-creation. A Metadata request auto-creating
+1,100 topics at that limit does not kill the broker either.
 
 Needs storage's clean failure of Log::open (a failed open used to SIGSEGV
 in Log's destructor).
@@ -19,7 +20,7 @@ import sys
 
 import kafka_wire as w
 from runnel_harness import Runnel, run_tests
-from topic_checks import SLOW, assert_absent, create, partition_dirs
+from topic_checks import SLOW, assert_absent, create, partition_dirs, topics_file
 
 NONE = 0
 KAFKA_STORAGE_ERROR = 56
@@ -41,6 +42,31 @@ def failed_open_is_undone():
         assert_absent(broker, "blocked")
         # The name is free again.
         assert create(broker, [("blocked", 10, 1)]) == [("blocked", NONE, None)]
+
+        # CreatePartitions: growing 2 -> 8 with partition 5 in the way.
+        assert create(broker, [("grown", 2, 1)]) == [("grown", NONE, None)]
+        blocker = os.path.join(broker.log_dir, "grown-5")
+        with open(blocker, "w") as f:
+            f.write("not a directory\n")
+        with w.Connection(broker.port, timeout=SLOW) as c:
+            res = w.parse_create_partitions_v1(c.call(w.create_partitions_v1(2, [("grown", 8)]), 2))
+        assert res[0][:2] == ("grown", KAFKA_STORAGE_ERROR), res
+        os.remove(blocker)
+        assert partition_dirs(broker, "grown") == ["grown-0", "grown-1"], partition_dirs(broker, "grown")
+        broker.restart()
+        with w.Connection(broker.port) as c:
+            assert w.parse_metadata_v1_topics(c.call(w.metadata_v1(3, ["grown"]), 3))["grown"] == (NONE, [0, 1])
+
+        # Metadata's auto-creation with partition 0 in the way.
+        blocker = os.path.join(broker.log_dir, "auto-0")
+        with open(blocker, "w") as f:
+            f.write("not a directory\n")
+        with w.Connection(broker.port) as c:
+            got = w.parse_metadata_v1_topics(c.call(w.metadata_v1(4, ["auto"]), 4))
+        assert got["auto"][0] == KAFKA_STORAGE_ERROR, got
+        os.remove(blocker)
+        assert broker.alive(), "the broker died"
+        assert topics_file(broker) == {"blocked", "grown"}, topics_file(broker)
 
 
 def limit_files():

@@ -102,7 +102,8 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
   }
   const int64_t partitions = b.config().get_int("num.partitions");
   const int64_t n = static_cast<int64_t>(to_create.size());
-  if (n * partitions > RequestBound::kMaxPartitions || n * RequestBound::records_of_new_topic(partitions, 0) > RequestBound::kMaxRecords) {
+  if (n * partitions > RequestBound::kMaxPartitions ||
+      n * RequestBound::records_of_new_topic(static_cast<int32_t>(partitions), 0) > RequestBound::kMaxRecords) {
     RLOG_WARN("not auto-creating %lld topic(s) of %lld partition(s) each: over Kafka's bound of one request",
               static_cast<long long>(n), static_cast<long long>(partitions));
     for (size_t i : to_create) resp.topics[i].error_code = p::code(ErrorCode::leader_not_available);
