@@ -13,6 +13,7 @@
 #include "broker/dynamic_broker_config.h"
 #include "broker/producer_ids.h"
 #include "broker/request_memory.h"
+#include "broker/topic_frontend.h"
 #include "broker/topic_table.h"
 #include "storage/log_manager.h"
 
@@ -38,7 +39,9 @@ class Broker {
   const std::string& cluster_id() const { return cluster_id_; }
   asio::io_context& io() { return io_; }
   RequestMemory& request_memory() { return request_memory_; }
+  // The topics as handlers read them; changes go through topic_frontend().
   TopicTable& topics() { return *topics_; }
+  TopicFrontend& topic_frontend() { return topic_frontend_; }
   storage::LogManager& logs() { return *logs_; }
   ProducerIdManager& producer_ids() { return producer_ids_; }
   group::GroupService& groups() { return *groups_; }
@@ -102,6 +105,7 @@ class Broker {
   asio::thread_pool blocking_;
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<TopicTable> topics_;
+  TopicFrontend topic_frontend_{*this};
   ProducerIdManager producer_ids_;
   std::vector<std::weak_ptr<Connection>> connections_;
   bool stopping_ = false;

@@ -73,8 +73,9 @@ std::error_code TopicTable::load() {
     topic->internal = is_internal(topic->name);
     for (const auto& [k, v] : t.at("configs").as_object()) topic->overrides[std::string(k)] = json::value_to<std::string>(v);
     int64_t count = t.at("partitions").as_int64();
+    const PartitionSpec spec = partition_spec(*topic);
     for (int32_t p = 0; p < count; ++p) {
-      auto part = open_partition(*topic, p);
+      auto part = open_partition(logs_, spec, p);
       if (!part) return part.error();
       topic->partitions.push_back(*part);
     }
@@ -84,7 +85,7 @@ std::error_code TopicTable::load() {
   return {};
 }
 
-std::error_code TopicTable::save() const {
+TopicTable::Snapshot TopicTable::snapshot() {
   json::array topics;
   for (const auto& [name, t] : by_name_) {
     json::object configs;
@@ -95,20 +96,42 @@ std::error_code TopicTable::save() const {
                                   {"configs", std::move(configs)}});
   }
   json::object doc{{"version", 1}, {"topics", std::move(topics)}};
-  return storage::write_file_atomically(topics_file(config_), json::serialize(doc) + "\n");
+  return {++generation_, json::serialize(doc) + "\n"};
 }
 
-Result<std::shared_ptr<Partition>> TopicTable::open_partition(const Topic& topic, int32_t index) {
-  auto log = logs_.get_or_create({topic.name, index}, log_config(topic.overrides), topic.id);
-  if (!log) return log.error();
-  if ((*log)->leader_epochs().empty()) {
-    auto ec = (*log)->assign_leader_epoch(0, (*log)->log_end_offset());
-    if (ec) return ec;
-  }
-  auto part = std::make_shared<Partition>(topic.name, index, *log, config_.node_id());
-  if (auto ec = part->load_producer_state(storage::wall_clock_ms(), config_.get_int("producer.id.expiration.ms")))
-    return ec;
-  return part;
+std::error_code TopicTable::write(const Snapshot& s) {
+  std::lock_guard lock(write_mu_);
+  if (s.generation <= written_generation_) return {};  // a newer table is on disk already
+  if (auto ec = storage::write_file_atomically(topics_file(config_), s.text)) return ec;
+  written_generation_ = s.generation;
+  return {};
+}
+
+PartitionSpec TopicTable::partition_spec(const Topic& topic) const {
+  return {topic.name, topic.id, log_config(topic.overrides), config_.node_id(),
+          config_.get_int("producer.id.expiration.ms")};
+}
+
+std::shared_ptr<Topic> TopicTable::new_topic(const std::string& name, const TopicOverrides& overrides,
+                                             bool internal) const {
+  auto topic = std::make_shared<Topic>();
+  topic->name = name;
+  do {
+    topic->id = storage::random_uuid();
+  } while (by_id_.count(topic->id));
+  topic->overrides = overrides;
+  topic->internal = internal || is_internal(name);
+  return topic;
+}
+
+void TopicTable::publish(std::shared_ptr<Topic> topic) {
+  by_id_[topic->id] = topic;
+  by_name_[topic->name] = std::move(topic);
+}
+
+void TopicTable::unpublish(const Topic& topic) {
+  by_name_.erase(topic.name);
+  by_id_.erase(topic.id);
 }
 
 std::shared_ptr<Topic> TopicTable::find(const std::string& name) const {
@@ -127,80 +150,25 @@ std::shared_ptr<Partition> TopicTable::partition(const std::string& topic, int32
   return t->partitions[static_cast<size_t>(index)];
 }
 
-TopicError TopicTable::validate_new_topic(const std::string& name, int32_t& partitions, int16_t& replication_factor,
-                                          const TopicOverrides& overrides) const {
-  if (auto e = validate_name(name); !e.ok()) return e;
-  if (find(name)) return {ErrorCode::topic_already_exists, "Topic '" + name + "' already exists."};
-  if (partitions == -1) partitions = config_.get_int("num.partitions");
-  if (partitions <= 0)
-    return {ErrorCode::invalid_partitions, "Number of partitions was set to an invalid non-positive value."};
-  if (replication_factor == -1) replication_factor = static_cast<int16_t>(config_.get_int("default.replication.factor"));
-  if (replication_factor <= 0)
-    return {ErrorCode::invalid_replication_factor, "Replication factor must be larger than 0, or -1 to use the default value."};
-  if (replication_factor > 1)
-    return {ErrorCode::invalid_replication_factor,
-            "Unable to replicate the partition " + std::to_string(replication_factor) +
-                " time(s): The target replication factor of " + std::to_string(replication_factor) +
-                " cannot be reached because only 1 broker(s) are registered."};
-  for (const auto& [k, v] : overrides)
-    if (auto err = validate_topic_config(k, v); !err.empty()) return {ErrorCode::invalid_config, err};
-  return {};
-}
-
 Result<std::shared_ptr<Topic>> TopicTable::create(const std::string& name, int32_t partitions,
                                                  const TopicOverrides& overrides, bool internal) {
-  auto topic = std::make_shared<Topic>();
-  topic->name = name;
-  do {
-    topic->id = storage::random_uuid();
-  } while (by_id_.count(topic->id));
-  topic->overrides = overrides;
-  topic->internal = internal || is_internal(name);
-  for (int32_t p = 0; p < partitions; ++p) {
-    auto part = open_partition(*topic, p);
-    if (!part) return part.error();
-    topic->partitions.push_back(*part);
+  if (find(name) || reserved(name)) return std::make_error_code(std::errc::file_exists);
+  auto topic = new_topic(name, overrides, internal);
+  auto opened = create_partitions(logs_, partition_spec(*topic), 0, partitions);
+  if (opened.error) return opened.error;
+  topic->partitions = std::move(opened.partitions);
+  publish(topic);
+  if (auto ec = write(snapshot())) {
+    unpublish(*topic);
+    topic->partitions.clear();
+    std::vector<int32_t> all;
+    for (int32_t p = 0; p < partitions; ++p) all.push_back(p);
+    remove_partition_logs(logs_, name, all);
+    return ec;
   }
-  by_name_[name] = topic;
-  by_id_[topic->id] = topic;
-  if (auto ec = save()) return ec;
   RLOG_INFO("created topic %s with %d partition(s), id %s", name.c_str(), partitions,
             storage::uuid_to_base64(topic->id).c_str());
   return topic;
-}
-
-TopicError TopicTable::remove(const std::string& name) {
-  auto topic = find(name);
-  if (!topic) return {ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
-  by_name_.erase(name);
-  by_id_.erase(topic->id);
-  for (auto& p : topic->partitions) {
-    p->data_signal().notify();
-    if (auto ec = logs_.remove({name, p->index()}))
-      RLOG_WARN("removing %s-%d: %s", name.c_str(), p->index(), ec.message().c_str());
-  }
-  if (auto ec = save()) return {ErrorCode::kafka_storage_error, ec.message()};
-  RLOG_INFO("deleted topic %s", name.c_str());
-  return {};
-}
-
-TopicError TopicTable::add_partitions(const std::string& name, int32_t count) {
-  auto topic = find(name);
-  if (!topic) return {ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
-  int32_t current = static_cast<int32_t>(topic->partitions.size());
-  if (count < current)
-    return {ErrorCode::invalid_partitions, "Topic currently has " + std::to_string(current) +
-                                               " partitions, which is higher than the requested " + std::to_string(count) + "."};
-  if (count == current)
-    return {ErrorCode::invalid_partitions, "Topic already has " + std::to_string(current) + " partitions."};
-  for (int32_t p = current; p < count; ++p) {
-    auto part = open_partition(*topic, p);
-    if (!part) return {ErrorCode::kafka_storage_error, part.error().message()};
-    topic->partitions.push_back(*part);
-  }
-  if (auto ec = save()) return {ErrorCode::kafka_storage_error, ec.message()};
-  RLOG_INFO("topic %s grown to %d partitions", name.c_str(), count);
-  return {};
 }
 
 void TopicTable::apply_broker_defaults() {
@@ -208,16 +176,6 @@ void TopicTable::apply_broker_defaults() {
     auto lc = log_config(topic->overrides);
     for (auto& p : topic->partitions) p->log().set_config(lc);
   }
-}
-
-TopicError TopicTable::set_overrides(const std::string& name, TopicOverrides overrides) {
-  auto topic = find(name);
-  if (!topic) return {ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
-  topic->overrides = std::move(overrides);
-  auto lc = log_config(topic->overrides);
-  for (auto& p : topic->partitions) p->log().set_config(lc);
-  if (auto ec = save()) return {ErrorCode::kafka_storage_error, ec.message()};
-  return {};
 }
 
 }  // namespace runnel::broker

@@ -1,6 +1,10 @@
 // The topics this broker hosts: names, topic ids, partitions and config
 // overrides, kept durable in <first log dir>/runnel-topics.json.
 //
+// The read side: handlers look topics up here on the event loop. Changes
+// go through the topic front end (topic_frontend.h), which builds new
+// partitions off the loop and publishes them here.
+//
 // Kafka keeps this in its KRaft metadata log (__cluster_metadata); a single
 // Runnel node keeps it in one JSON file, rewritten atomically on every
 // change. The partition directories themselves carry the topic id in
@@ -8,12 +12,15 @@
 #pragma once
 
 #include <map>
+#include <mutex>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "broker/config.h"
+#include "broker/partition_opener.h"
 #include "broker/partition.h"
 #include "broker/topic_config.h"
 #include "protocol/error_codes.h"
@@ -51,21 +58,35 @@ class TopicTable {
   std::shared_ptr<Partition> partition(const std::string& topic, int32_t index) const;
   const std::map<std::string, std::shared_ptr<Topic>>& topics() const { return by_name_; }
 
-  // Checks a CreateTopics entry the way Kafka's controller does; on success
-  // fills in the defaulted partition count and replication factor.
-  TopicError validate_new_topic(const std::string& name, int32_t& partitions, int16_t& replication_factor,
-                                const TopicOverrides& overrides) const;
-  // Creates a validated topic and its partition logs.
+  // Creates a topic on the event loop, for the group coordinator's
+  // __consumer_offsets (its callers are synchronous). Handlers use the
+  // topic front end instead. All or nothing, as the front end's create.
   Result<std::shared_ptr<Topic>> create(const std::string& name, int32_t partitions, const TopicOverrides& overrides,
                                         bool internal = false);
-  TopicError remove(const std::string& name);
-  // Grows a topic to `count` partitions (never shrinks).
-  TopicError add_partitions(const std::string& name, int32_t count);
-  // Replaces a topic's overrides (validated by the caller) and applies them.
-  TopicError set_overrides(const std::string& name, TopicOverrides overrides);
   // After the broker's dynamic configs changed: every partition log gets
   // its topic's config recomputed over the new broker defaults.
   void apply_broker_defaults();
+
+  // The write side's primitives, for the topic front end (on the loop).
+  // A reserved name is being created or changed on the blocking pool: it
+  // cannot be created again meanwhile.
+  bool reserved(const std::string& name) const { return reserved_.count(name) > 0; }
+  void reserve(const std::string& name) { reserved_.insert(name); }
+  void release(const std::string& name) { reserved_.erase(name); }
+  // A new topic with a fresh topic id, not yet published.
+  std::shared_ptr<Topic> new_topic(const std::string& name, const TopicOverrides& overrides, bool internal) const;
+  // What opening the topic's partitions off the loop needs.
+  PartitionSpec partition_spec(const Topic& topic) const;
+  void publish(std::shared_ptr<Topic> topic);
+  void unpublish(const Topic& topic);
+  // runnel-topics.json's contents now, and the write of such contents
+  // (blocking; the newest of concurrent writes wins, whatever their order).
+  struct Snapshot {
+    uint64_t generation = 0;
+    std::string text;
+  };
+  Snapshot snapshot();
+  std::error_code write(const Snapshot& s);
 
   // The storage config of a topic: its overrides over the broker's log.* values.
   storage::LogConfig log_config(const TopicOverrides& overrides) const { return log_config(config_, overrides); }
@@ -75,13 +96,14 @@ class TopicTable {
   static bool is_internal(const std::string& name);
 
  private:
-  std::error_code save() const;
-  Result<std::shared_ptr<Partition>> open_partition(const Topic& topic, int32_t index);
-
   const BrokerConfig& config_;
   storage::LogManager& logs_;
   std::map<std::string, std::shared_ptr<Topic>> by_name_;
   std::map<protocol::Uuid, std::shared_ptr<Topic>> by_id_;
+  std::set<std::string> reserved_;
+  uint64_t generation_ = 0;
+  std::mutex write_mu_;  // the blocking pool's writers of runnel-topics.json
+  uint64_t written_generation_ = 0;
 };
 
 }  // namespace runnel::broker

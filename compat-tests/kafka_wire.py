@@ -181,6 +181,13 @@ def create_topics_v4(correlation_id, topics, timeout_ms=10000, validate_only=Fal
     return request(19, 4, correlation_id, body)
 
 
+def create_partitions_v1(correlation_id, topics, timeout_ms=10000, validate_only=False):
+    """topics: [(name, new total count)], no manual assignments."""
+    items = [string(n) + i32(count) + i32(-1) for n, count in topics]
+    body = array(items) + i32(timeout_ms) + i8(1 if validate_only else 0)
+    return request(37, 1, correlation_id, body)
+
+
 def produce_v8(correlation_id, acks, topic_partitions, timeout_ms=30000):
     """topic_partitions: {topic: [(partition, batch bytes)]}."""
     topics = [string(t) + array([i32(p) + bytes_(b) for p, b in parts]) for t, parts in topic_partitions.items()]
@@ -287,13 +294,24 @@ def parse_metadata_v1_topics(body):
     return out
 
 
-def parse_create_topics_v4(body):
-    """-> [(name, error_code, error_message)]"""
+def _parse_named_results(body, what):
+    """throttle, then [(name, error_code, error_message)], as CreateTopics v4
+    and CreatePartitions v1 answer."""
     r = Reader(body)
     r.i32()  # throttle
-    topics = r.array(lambda r: (r.string(), r.i16(), r.string()))
-    assert r.done(), "trailing bytes in CreateTopics v4 response"
-    return topics
+    results = r.array(lambda r: (r.string(), r.i16(), r.string()))
+    assert r.done(), "trailing bytes in %s response" % what
+    return results
+
+
+def parse_create_topics_v4(body):
+    """-> [(name, error_code, error_message)]"""
+    return _parse_named_results(body, "CreateTopics v4")
+
+
+def parse_create_partitions_v1(body):
+    """-> [(name, error_code, error_message)]"""
+    return _parse_named_results(body, "CreatePartitions v1")
 
 
 def read_partitions(r, partition):

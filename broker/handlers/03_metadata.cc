@@ -2,6 +2,10 @@
 // v0 asks for every topic with an empty list; v1+ with a null list. Unknown
 // topics are created when both the request (v4+; always before) and
 // auto.create.topics.enable allow it. v10+ topics may be named by id.
+// Kafka sends one request's auto-created topics to its controller as one
+// CreateTopics, so they share its bound (RequestBound): over it nothing is
+// created and they are answered LEADER_NOT_AVAILABLE, Kafka's answer while
+// (and after failing) creating. So is a topic whose creation is in flight.
 // Authorized operations (v8+) are reported when asked, as Kafka without an
 // authorizer does: kafka-python always asks, and reads INT32_MIN's bit 31
 // as an operation it does not know.
@@ -69,6 +73,7 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
   }
 
   const bool may_create = req.allow_auto_topic_creation && b.config().get_bool("auto.create.topics.enable");
+  std::vector<size_t> to_create;  // indexes into resp.topics
   for (const auto& rt : *req.topics) {
     if (!rt.name) {
       // Named by id (v10+).
@@ -85,20 +90,38 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
       resp.topics.push_back(error_topic(name, {}, ErrorCode::unknown_topic_or_partition));
       continue;
     }
+    if (b.topic_frontend().in_flight(name)) {
+      resp.topics.push_back(error_topic(name, {}, ErrorCode::leader_not_available));
+      continue;
+    }
     int32_t partitions = -1;
     int16_t rf = -1;
-    TopicError err = b.topics().validate_new_topic(name, partitions, rf, {});
-    if (!err.ok()) {
-      resp.topics.push_back(error_topic(name, {}, err.code));
-      continue;
+    TopicError err = b.topic_frontend().validate_new_topic(name, partitions, rf, {});
+    resp.topics.push_back(error_topic(name, {}, err.code));
+    if (err.ok()) to_create.push_back(resp.topics.size() - 1);
+  }
+  const int64_t partitions = b.config().get_int("num.partitions");
+  const int64_t n = static_cast<int64_t>(to_create.size());
+  if (n * partitions > RequestBound::kMaxPartitions ||
+      n * RequestBound::records_of_new_topic(static_cast<int32_t>(partitions), 0) > RequestBound::kMaxRecords) {
+    RLOG_WARN("not auto-creating %lld topic(s) of %lld partition(s) each: over Kafka's bound of one request",
+              static_cast<long long>(n), static_cast<long long>(partitions));
+    for (size_t i : to_create) resp.topics[i].error_code = p::code(ErrorCode::leader_not_available);
+    co_return resp;
+  }
+  for (size_t i : to_create) {
+    std::string name = *resp.topics[i].name;
+    CreatedTopic created = co_await b.topic_frontend().create(name, static_cast<int32_t>(partitions), {});
+    if (created.error.code == ErrorCode::topic_already_exists) {
+      // Created by another request meanwhile.
+      auto t = b.topics().find(name);
+      resp.topics[i] = t ? describe(*t, v) : error_topic(name, {}, ErrorCode::leader_not_available);
+    } else if (!created.error.ok()) {
+      RLOG_ERROR("auto-creating topic %s: %s", name.c_str(), created.error.message.c_str());
+      resp.topics[i] = error_topic(name, {}, created.error.code);
+    } else {
+      resp.topics[i] = describe(*created.topic, v);
     }
-    auto created = b.topics().create(name, partitions, {});
-    if (!created) {
-      RLOG_ERROR("auto-creating topic %s: %s", name.c_str(), created.error().message().c_str());
-      resp.topics.push_back(error_topic(name, {}, ErrorCode::kafka_storage_error));
-      continue;
-    }
-    resp.topics.push_back(describe(**created, v));
   }
   co_return resp;
 }

@@ -2,6 +2,10 @@
 // (name, partitions, replication factor against the live brokers, configs)
 // and creates it unless ValidateOnly. v5+ responses describe the new topic's
 // partitions, replication factor and every config; v7 adds its topic id.
+//
+// One request is bounded as Kafka's controller bounds it (RequestBound in
+// topic_frontend.h): over it, every topic is answered POLICY_VIOLATION and
+// nothing is created. The creation itself runs off the event loop.
 #include <map>
 
 #include "broker/broker.h"
@@ -51,15 +55,46 @@ TopicError check_assignments(const p::CreateTopicsRequest::CreatableTopic& t, in
   return {};
 }
 
+// Kafka's validateTotalNumberOfPartitions: before anything else, over the
+// topics not named twice, invalid counts left out.
+int64_t requested_partitions(const p::CreateTopicsRequest& req, const std::map<std::string, int>& counts,
+                             int32_t default_partitions) {
+  int64_t total = 0;
+  for (const auto& t : req.topics) {
+    if (counts.at(t.name) > 1) continue;
+    if (!t.assignments.empty()) total += static_cast<int64_t>(t.assignments.size());
+    else if (t.num_partitions == -1) total += default_partitions;
+    else if (t.num_partitions > 0) total += t.num_partitions;
+  }
+  return total;
+}
+
+p::CreateTopicsResponse refuse_all(const p::CreateTopicsRequest& req, const TopicError& e) {
+  p::CreateTopicsResponse resp;
+  for (const auto& t : req.topics) resp.topics.push_back(failed(t.name, e.code, e.message));
+  return resp;
+}
+
+struct Valid {
+  const p::CreateTopicsRequest::CreatableTopic* request;
+  TopicOverrides overrides;
+  size_t result;  // its index in the response
+};
+
 }  // namespace
 
 awaitable<p::CreateTopicsResponse> handle_create_topics(RequestContext& ctx, p::CreateTopicsRequest& req) {
   Broker& b = ctx.broker;
+  TopicFrontend& topics = b.topic_frontend();
   const int16_t v = ctx.api_version();
   p::CreateTopicsResponse resp;
   std::map<std::string, int> counts;
   for (const auto& t : req.topics) ++counts[t.name];
+  if (requested_partitions(req, counts, b.config().get_int("num.partitions")) > RequestBound::kMaxPartitions)
+    co_return refuse_all(req, RequestBound::too_many_partitions());
 
+  std::vector<Valid> valid;
+  int64_t records = 0;
   for (const auto& t : req.topics) {
     if (counts[t.name] > 1) {
       resp.topics.push_back(failed(t.name, ErrorCode::invalid_request, "Duplicate topic name."));
@@ -78,31 +113,38 @@ awaitable<p::CreateTopicsResponse> handle_create_topics(RequestContext& ctx, p::
     int32_t partitions = t.num_partitions;
     int16_t rf = t.replication_factor;
     TopicError err = check_assignments(t, b.node_id(), partitions, rf);
-    if (err.ok()) err = b.topics().validate_new_topic(t.name, partitions, rf, overrides);
+    if (err.ok()) err = topics.validate_new_topic(t.name, partitions, rf, overrides);
     if (!err.ok()) {
       resp.topics.push_back(failed(t.name, err.code, err.message));
       continue;
     }
+    records += RequestBound::records_of_new_topic(partitions, overrides.size());
     Result_ r;
     r.name = t.name;
     r.error_message = std::nullopt;  // Kafka answers null, not "", when there is no error
     r.num_partitions = partitions;
     r.replication_factor = rf;
-    if (!req.validate_only) {
-      auto created = b.topics().create(t.name, partitions, overrides);
-      if (!created) {
-        RLOG_ERROR("creating topic %s: %s", t.name.c_str(), created.error().message().c_str());
-        resp.topics.push_back(failed(t.name, ErrorCode::kafka_storage_error, created.error().message()));
-        continue;
-      }
-      r.topic_id = (*created)->id;
-    }
     if (v >= 5) {
       r.configs.emplace();
       for (const auto& e : describe_topic_configs(b.config(), overrides))
         r.configs->push_back({e.name, e.value, e.read_only, static_cast<int8_t>(e.source), e.sensitive, {}});
     }
+    valid.push_back({&t, std::move(overrides), resp.topics.size()});
     resp.topics.push_back(std::move(r));
+  }
+  // Kafka counts the records of the topics that passed, ValidateOnly too.
+  if (records > RequestBound::kMaxRecords) co_return refuse_all(req, RequestBound::too_many_records());
+  if (req.validate_only) co_return resp;
+
+  for (auto& t : valid) {
+    Result_& r = resp.topics[t.result];
+    CreatedTopic created = co_await topics.create(t.request->name, r.num_partitions, std::move(t.overrides));
+    if (!created.error.ok()) {
+      RLOG_ERROR("creating topic %s: %s", r.name.c_str(), created.error.message.c_str());
+      r = failed(r.name, created.error.code, created.error.message);
+      continue;
+    }
+    r.topic_id = created.topic->id;
   }
   co_return resp;
 }

@@ -12,7 +12,7 @@ namespace {
 
 using p::ErrorCode;
 
-p::DeleteTopicsResponse::DeletableTopicResult delete_one(Broker& b, std::optional<std::string> name, p::Uuid id) {
+awaitable<p::DeleteTopicsResponse::DeletableTopicResult> delete_one(Broker& b, std::optional<std::string> name, p::Uuid id) {
   p::DeleteTopicsResponse::DeletableTopicResult r;
   r.name = name;
   r.topic_id = id;
@@ -20,19 +20,19 @@ p::DeleteTopicsResponse::DeletableTopicResult delete_one(Broker& b, std::optiona
   if (!topic) {
     r.error_code = p::code(name ? ErrorCode::unknown_topic_or_partition : ErrorCode::unknown_topic_id);
     r.error_message = name ? "This server does not host this topic-partition." : "This server does not host this topic ID.";
-    return r;
+    co_return r;
   }
   r.name = topic->name;
   r.topic_id = topic->id;
   if (!b.config().get_bool("delete.topic.enable")) {
     r.error_code = p::code(ErrorCode::topic_deletion_disabled);
     r.error_message = "Topic deletion is disabled.";
-    return r;
+    co_return r;
   }
-  TopicError err = b.topics().remove(topic->name);
+  TopicError err = co_await b.topic_frontend().remove(topic->name);
   r.error_code = p::code(err.code);
   if (!err.ok()) r.error_message = err.message;
-  return r;
+  co_return r;
 }
 
 }  // namespace
@@ -40,9 +40,9 @@ p::DeleteTopicsResponse::DeletableTopicResult delete_one(Broker& b, std::optiona
 awaitable<p::DeleteTopicsResponse> handle_delete_topics(RequestContext& ctx, p::DeleteTopicsRequest& req) {
   p::DeleteTopicsResponse resp;
   if (ctx.api_version() >= 6) {
-    for (auto& t : req.topics) resp.responses.push_back(delete_one(ctx.broker, t.name, t.topic_id));
+    for (auto& t : req.topics) resp.responses.push_back(co_await delete_one(ctx.broker, t.name, t.topic_id));
   } else {
-    for (auto& name : req.topic_names) resp.responses.push_back(delete_one(ctx.broker, name, {}));
+    for (auto& name : req.topic_names) resp.responses.push_back(co_await delete_one(ctx.broker, name, {}));
   }
   co_return resp;
 }

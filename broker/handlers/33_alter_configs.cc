@@ -39,7 +39,7 @@ TopicError alter_one(Broker& b, const Resource_& r, bool validate_only) {
       for (const auto& c : r.configs) overrides[c.name] = *c.value;
       if (auto e = check_topic_overrides(b.topics(), r.resource_name, overrides); !e.ok()) return e;
       if (validate_only) return {};
-      return b.topics().set_overrides(r.resource_name, std::move(overrides));
+      return b.topic_frontend().set_overrides(r.resource_name, std::move(overrides));
     }
     case ConfigResourceType::group:
     case ConfigResourceType::client_metrics:

@@ -24,10 +24,6 @@ using p::ErrorCode;
 using Topic_ = p::CreatePartitionsRequest::CreatePartitionsTopic;
 using Result_ = p::CreatePartitionsResponse::CreatePartitionsTopicResult;
 
-// Kafka's controller refuses an operation that would write more metadata
-// records than this (QuorumController.MAX_RECORDS_PER_USER_OP).
-constexpr int64_t kMaxNewPartitions = 10000;
-
 Result_ result(const std::string& name, const TopicError& e) {
   Result_ r;
   r.name = name;
@@ -54,12 +50,8 @@ TopicError check_assignment(const std::vector<int32_t>& replicas, int32_t node_i
 TopicError check_topic(const TopicTable& topics, const Topic_& t, int32_t node_id) {
   auto topic = topics.find(t.name);
   if (!topic) return {ErrorCode::unknown_topic_or_partition, ""};
+  if (auto e = TopicFrontend::check_new_count(*topic, t.count); !e.ok()) return e;
   const int32_t current = static_cast<int32_t>(topic->partitions.size());
-  if (t.count == current)
-    return {ErrorCode::invalid_partitions, "Topic already has " + std::to_string(current) + " partition(s)."};
-  if (t.count < current)
-    return {ErrorCode::invalid_partitions, "The topic " + t.name + " currently has " + std::to_string(current) +
-                                               " partition(s); " + std::to_string(t.count) + " would not be an increase."};
   const int64_t additional = int64_t{t.count} - current;
   if (t.assignments) {
     if (static_cast<int64_t>(t.assignments->size()) != additional)
@@ -96,14 +88,15 @@ awaitable<p::CreatePartitionsResponse> handle_create_partitions(RequestContext& 
     }
     results.push_back(result(t.name, e));
   }
-  if (new_partitions > kMaxNewPartitions) {
-    // The whole operation fails in Kafka's controller, every topic with it.
-    for (auto& r : results) r = result(r.name, {ErrorCode::policy_violation, "Unable to perform excessively large batch operation."});
+  // One PartitionRecord per new partition: over Kafka's bound the whole
+  // operation fails, every topic with it.
+  if (new_partitions > RequestBound::kMaxRecords) {
+    for (auto& r : results) r = result(r.name, RequestBound::too_many_records());
     valid.clear();
   }
   if (!req.validate_only) {
     for (const Topic_* t : valid) {
-      TopicError e = b.topics().add_partitions(t->name, t->count);
+      TopicError e = co_await b.topic_frontend().add_partitions(t->name, t->count);
       if (!e.ok())
         for (auto& r : results)
           if (r.name == t->name) r = result(t->name, e);

@@ -97,7 +97,7 @@ TopicError alter_one(Broker& b, const Resource_& r, bool validate_only) {
       TopicOverrides overrides;
       if (auto e = incremental_topic_overrides(b.topics(), r.resource_name, changes, overrides); !e.ok()) return e;
       if (validate_only) return {};
-      return b.topics().set_overrides(r.resource_name, std::move(overrides));
+      return b.topic_frontend().set_overrides(r.resource_name, std::move(overrides));
     }
     case ConfigResourceType::group:
     case ConfigResourceType::client_metrics:

@@ -1,0 +1,49 @@
+#include "broker/partition_opener.h"
+
+#include "broker/logging.h"
+#include "storage/io.h"
+
+namespace runnel::broker {
+
+storage::Result<std::shared_ptr<Partition>> open_partition(storage::LogManager& logs, const PartitionSpec& spec,
+                                                           int32_t index) {
+  auto log = logs.get_or_create({spec.topic, index}, spec.config, spec.topic_id);
+  if (!log) return log.error();
+  if ((*log)->leader_epochs().empty()) {
+    auto ec = (*log)->assign_leader_epoch(0, (*log)->log_end_offset());
+    if (ec) return ec;
+  }
+  auto part = std::make_shared<Partition>(spec.topic, index, *log, spec.node_id);
+  if (auto ec = part->load_producer_state(storage::wall_clock_ms(), spec.producer_expiration_ms)) return ec;
+  return part;
+}
+
+OpenedPartitions create_partitions(storage::LogManager& logs, const PartitionSpec& spec, int32_t from, int32_t to) {
+  OpenedPartitions out;
+  for (int32_t p = from; p < to; ++p) {
+    auto part = open_partition(logs, spec, p);
+    if (part) {
+      out.partitions.push_back(std::move(*part));
+      continue;
+    }
+    out.error = part.error();
+    RLOG_ERROR("creating %s-%d: %s; removing the %d partition(s) made for this request", spec.topic.c_str(), p,
+               out.error.message().c_str(), p - from);
+    std::vector<int32_t> made;
+    for (int32_t q = from; q <= p; ++q) made.push_back(q);
+    out.partitions.clear();
+    remove_partition_logs(logs, spec.topic, made);
+    break;
+  }
+  return out;
+}
+
+void remove_partition_logs(storage::LogManager& logs, const std::string& topic, const std::vector<int32_t>& indexes) {
+  for (int32_t p : indexes) {
+    auto ec = logs.remove({topic, p});
+    if (ec && ec != storage::make_error_code(storage::StorageErrc::not_found))
+      RLOG_WARN("removing %s-%d: %s", topic.c_str(), p, ec.message().c_str());
+  }
+}
+
+}  // namespace runnel::broker

@@ -1,0 +1,48 @@
+// Opening partition logs, the disk work of creating a topic or adding
+// partitions (mkdir, file creation, fsync of the partition directory:
+// milliseconds each). Blocking: the topic front end runs it on the broker's
+// blocking pool, so nothing here touches the broker's event-loop state.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "broker/partition.h"
+#include "protocol/codec/types.h"
+#include "storage/log_manager.h"
+
+namespace runnel::broker {
+
+// Everything opening a topic's partitions needs, read on the event loop
+// beforehand (the broker config and the topic table are the loop's).
+struct PartitionSpec {
+  std::string topic;
+  protocol::Uuid topic_id;
+  storage::LogConfig config;
+  int32_t node_id = -1;
+  int64_t producer_expiration_ms = 0;  // producer.id.expiration.ms
+};
+
+struct OpenedPartitions {
+  std::vector<std::shared_ptr<Partition>> partitions;
+  std::error_code error;
+};
+
+// Opens partition `index` of the topic, creating its log if missing, and
+// loads its producer state. Used at startup for existing logs too.
+storage::Result<std::shared_ptr<Partition>> open_partition(storage::LogManager& logs, const PartitionSpec& spec,
+                                                           int32_t index);
+
+// Creates partitions [from, to) of the topic. All or nothing: when one
+// fails, the logs of those already made (and of the failed one, if storage
+// registered it) are closed and removed, so no orphan partition directory
+// is left to be reopened at the next start.
+OpenedPartitions create_partitions(storage::LogManager& logs, const PartitionSpec& spec, int32_t from, int32_t to);
+
+// Closes and removes the logs of partitions that were never published or
+// are no longer (Kafka's "-delete" rename, deleted after file.delete.delay.ms).
+void remove_partition_logs(storage::LogManager& logs, const std::string& topic, const std::vector<int32_t>& indexes);
+
+}  // namespace runnel::broker

@@ -1,0 +1,185 @@
+#include "broker/topic_frontend.h"
+
+#include <functional>
+
+#include "broker/broker.h"
+#include "broker/logging.h"
+#include "storage/uuid_text.h"
+
+namespace runnel::broker {
+
+using protocol::ErrorCode;
+
+namespace {
+
+// Holds a name reserved while its disk work runs, released however the
+// coroutine leaves (the blocking work may throw).
+class Reservation {
+ public:
+  Reservation(TopicTable& table, std::string name) : table_(table), name_(std::move(name)) { table_.reserve(name_); }
+  ~Reservation() { table_.release(name_); }
+  Reservation(const Reservation&) = delete;
+  Reservation& operator=(const Reservation&) = delete;
+
+ private:
+  TopicTable& table_;
+  std::string name_;
+};
+
+std::vector<int32_t> range(int32_t from, int32_t to) {
+  std::vector<int32_t> out;
+  for (int32_t p = from; p < to; ++p) out.push_back(p);
+  return out;
+}
+
+// The blocking work, built outside the coroutines: GCC 12 miscompiles a
+// lambda with captures written inside a co_await expression.
+std::function<OpenedPartitions()> creating(storage::LogManager& logs, PartitionSpec spec, int32_t from, int32_t to) {
+  return [logs = &logs, spec = std::move(spec), from, to] { return create_partitions(*logs, spec, from, to); };
+}
+
+std::function<bool()> removing(storage::LogManager& logs, std::string topic, std::vector<int32_t> indexes) {
+  return [logs = &logs, topic = std::move(topic), indexes = std::move(indexes)] {
+    remove_partition_logs(*logs, topic, indexes);
+    return true;
+  };
+}
+
+std::function<std::error_code()> writing(TopicTable& table, TopicTable::Snapshot snapshot) {
+  return [table = &table, snapshot = std::move(snapshot)] { return table->write(snapshot); };
+}
+
+TopicError already_exists(const std::string& name) {
+  return {ErrorCode::topic_already_exists, "Topic '" + name + "' already exists."};
+}
+
+}  // namespace
+
+TopicFrontend::TopicFrontend(Broker& broker) : broker_(broker) {}
+
+TopicTable& TopicFrontend::table() { return broker_.topics(); }
+
+bool TopicFrontend::in_flight(const std::string& name) const { return broker_.topics().reserved(name); }
+
+TopicError TopicFrontend::validate_new_topic(const std::string& name, int32_t& partitions, int16_t& replication_factor,
+                                             const TopicOverrides& overrides) const {
+  const BrokerConfig& config = broker_.config();
+  if (auto e = TopicTable::validate_name(name); !e.ok()) return e;
+  if (broker_.topics().find(name) || in_flight(name)) return already_exists(name);
+  if (partitions == -1) partitions = config.get_int("num.partitions");
+  if (partitions <= 0)
+    return {ErrorCode::invalid_partitions, "Number of partitions was set to an invalid non-positive value."};
+  if (replication_factor == -1) replication_factor = static_cast<int16_t>(config.get_int("default.replication.factor"));
+  if (replication_factor <= 0)
+    return {ErrorCode::invalid_replication_factor, "Replication factor must be larger than 0, or -1 to use the default value."};
+  if (replication_factor > 1)
+    return {ErrorCode::invalid_replication_factor,
+            "Unable to replicate the partition " + std::to_string(replication_factor) +
+                " time(s): The target replication factor of " + std::to_string(replication_factor) +
+                " cannot be reached because only 1 broker(s) are registered."};
+  for (const auto& [k, v] : overrides)
+    if (auto err = validate_topic_config(k, v); !err.empty()) return {ErrorCode::invalid_config, err};
+  return {};
+}
+
+awaitable<CreatedTopic> TopicFrontend::create(std::string name, int32_t partitions, TopicOverrides overrides) {
+  TopicTable& t = table();
+  // Another request created this name, or is creating it, since this one
+  // was validated: Kafka's controller, one request at a time, would say so.
+  if (t.find(name) || t.reserved(name)) co_return CreatedTopic{already_exists(name), nullptr};
+  auto topic = t.new_topic(name, overrides, false);
+  {
+    Reservation reserved(t, name);
+    auto opened = co_await broker_.run_blocking(creating(broker_.logs(), t.partition_spec(*topic), 0, partitions));
+    if (opened.error) co_return CreatedTopic{{ErrorCode::kafka_storage_error, opened.error.message()}, nullptr};
+    topic->partitions = std::move(opened.partitions);
+    t.publish(topic);
+  }
+  if (auto ec = co_await persist()) {
+    RLOG_ERROR("writing runnel-topics.json after creating %s: %s", name.c_str(), ec.message().c_str());
+    co_return CreatedTopic{{ErrorCode::kafka_storage_error, ec.message()}, nullptr};
+  }
+  RLOG_INFO("created topic %s with %d partition(s), id %s", name.c_str(), partitions,
+            storage::uuid_to_base64(topic->id).c_str());
+  co_return CreatedTopic{{}, topic};
+}
+
+awaitable<TopicError> TopicFrontend::remove(std::string name) {
+  co_await wait_for(name);
+  TopicTable& t = table();
+  auto topic = t.find(name);
+  if (!topic) co_return TopicError{ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
+  t.unpublish(*topic);
+  for (auto& p : topic->partitions) p->data_signal().notify();
+  {
+    Reservation reserved(t, name);
+    co_await remove_logs(name, range(0, static_cast<int32_t>(topic->partitions.size())));
+  }
+  if (auto ec = co_await persist()) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
+  RLOG_INFO("deleted topic %s", name.c_str());
+  co_return TopicError{};
+}
+
+TopicError TopicFrontend::check_new_count(const Topic& topic, int32_t count) {
+  const int32_t current = static_cast<int32_t>(topic.partitions.size());
+  if (count == current)
+    return {ErrorCode::invalid_partitions, "Topic already has " + std::to_string(current) + " partition(s)."};
+  if (count < current)
+    return {ErrorCode::invalid_partitions, "The topic " + topic.name + " currently has " + std::to_string(current) +
+                                               " partition(s); " + std::to_string(count) + " would not be an increase."};
+  return {};
+}
+
+awaitable<TopicError> TopicFrontend::add_partitions(std::string name, int32_t count) {
+  co_await wait_for(name);
+  TopicTable& t = table();
+  auto topic = t.find(name);
+  if (!topic) co_return TopicError{ErrorCode::unknown_topic_or_partition, ""};
+  if (auto e = check_new_count(*topic, count); !e.ok()) co_return e;
+  const int32_t current = static_cast<int32_t>(topic->partitions.size());
+  {
+    Reservation reserved(t, name);
+    auto opened = co_await broker_.run_blocking(creating(broker_.logs(), t.partition_spec(*topic), current, count));
+    if (opened.error) co_return TopicError{ErrorCode::kafka_storage_error, opened.error.message()};
+    // The overrides may have changed while the logs were being made.
+    const auto config = t.log_config(topic->overrides);
+    for (auto& p : opened.partitions) {
+      p->log().set_config(config);
+      topic->partitions.push_back(std::move(p));
+    }
+  }
+  if (auto ec = co_await persist()) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
+  RLOG_INFO("topic %s grown to %d partitions", name.c_str(), count);
+  co_return TopicError{};
+}
+
+TopicError TopicFrontend::set_overrides(const std::string& name, TopicOverrides overrides) {
+  TopicTable& t = table();
+  auto topic = t.find(name);
+  if (!topic) return {ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
+  topic->overrides = std::move(overrides);
+  auto config = t.log_config(topic->overrides);
+  for (auto& p : topic->partitions) p->log().set_config(config);
+  if (auto ec = t.write(t.snapshot())) return {ErrorCode::kafka_storage_error, ec.message()};
+  return {};
+}
+
+awaitable<void> TopicFrontend::wait_for(const std::string& name) {
+  // Bounded by the change in flight, which holds the name only for its
+  // disk work; a few milliseconds between looks cost nothing next to it.
+  asio::steady_timer timer(broker_.io());
+  while (table().reserved(name)) {
+    timer.expires_after(std::chrono::milliseconds(5));
+    co_await timer.async_wait(as_tuple_awaitable);
+  }
+}
+
+awaitable<std::error_code> TopicFrontend::persist() {
+  co_return co_await broker_.run_blocking(writing(table(), table().snapshot()));
+}
+
+awaitable<void> TopicFrontend::remove_logs(const std::string& topic, std::vector<int32_t> indexes) {
+  (void)co_await broker_.run_blocking(removing(broker_.logs(), topic, std::move(indexes)));
+}
+
+}  // namespace runnel::broker

@@ -1,0 +1,41 @@
+"""What the topic creation tests check: whether a topic exists anywhere (in
+Metadata, in runnel-topics.json, as partition directories)."""
+
+import json
+import os
+
+import kafka_wire as w
+
+SLOW = 600.0  # generous bound for one creation on a loaded machine
+
+
+def partition_dirs(broker, topic):
+    """The topic's live partition directories ("-delete" ones are removed)."""
+    prefix = topic + "-"
+    return sorted(d for d in os.listdir(broker.log_dir)
+                  if d.startswith(prefix) and d[len(prefix):].isdigit())
+
+
+def topics_file(broker):
+    path = os.path.join(broker.log_dir, "runnel-topics.json")
+    if not os.path.exists(path):
+        return set()
+    with open(path) as f:
+        return {t["name"] for t in json.load(f)["topics"]}
+
+
+def listed(broker, topic):
+    with w.Connection(broker.port) as c:
+        return topic in w.parse_metadata_v1_topics(c.call(w.metadata_v1(1), 1))
+
+
+def create(broker, topics, corr=1, validate_only=False):
+    with w.Connection(broker.port, timeout=SLOW) as c:
+        return w.parse_create_topics_v4(c.call(w.create_topics_v4(corr, topics, validate_only=validate_only), corr))
+
+
+def assert_absent(broker, topic):
+    assert not listed(broker, topic), "%s is listed by Metadata" % topic
+    assert topic not in topics_file(broker), "%s is in runnel-topics.json" % topic
+    dirs = partition_dirs(broker, topic)
+    assert not dirs, "partition directories left behind: %s" % dirs[:10]
