@@ -4,6 +4,8 @@
 #include <charconv>
 #include <sstream>
 
+#include "broker/security_config.h"
+
 namespace runnel::broker {
 
 namespace {
@@ -22,6 +24,8 @@ const std::vector<ConfigDef> kDefs = {
     {"listener.security.protocol.map", T::list,
      "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"},
     {"inter.broker.listener.name", T::string, nullptr},
+    // Only PLAINTEXT is served until security lands (security_config.h).
+    {"security.inter.broker.protocol", T::string, "PLAINTEXT", 0, 0, {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}},
     {"broker.rack", T::string, nullptr},
     // Log directories.
     {"log.dirs", T::list, nullptr},
@@ -237,6 +241,7 @@ BrokerConfig BrokerConfig::from(std::map<std::string, std::string> props) {
   // Cross-key checks Kafka makes at startup.
   c.listeners();  // throws on a malformed listener
   c.advertised_listeners();
+  refuse_unimplemented_security(c, props);
   if (c.node_id() < 0)
     throw ConfigError("Missing required configuration node.id (or broker.id): a non-negative integer");
   if (c.is_set("node.id") && c.is_set("broker.id") && c.get_int("node.id") != c.get_int("broker.id"))
