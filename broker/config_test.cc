@@ -118,3 +118,9 @@ TEST_CASE("a listener or key asking for security Runnel lacks stops startup", "[
   REQUIRE(startup_error({{"listeners", "PLAINTEXT://:9092,CONTROLLER://:9093"}}) == "");
   REQUIRE(startup_error({{"listeners", "CLIENT://:9092"}, {"listener.security.protocol.map", "CLIENT:PLAINTEXT"}}) == "");
 }
+
+TEST_CASE("connections.max.idle.ms takes any long, as Kafka's does", "[config]") {
+  // Negative means never expire (Kafka's Selector keeps no idle expiry).
+  for (const char* v : {"-1", "0", "-9223372036854775808", "1"})
+    REQUIRE(startup_error({{"connections.max.idle.ms", v}}) == "");
+}

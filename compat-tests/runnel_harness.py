@@ -198,10 +198,11 @@ class Runnel(BrokerProcess):
     error = RunnelError
     log_name = "runnel.log"
 
-    def __init__(self, binary=None, overrides=None, keep_dir=False, ready_timeout=30.0):
+    def __init__(self, binary=None, overrides=None, keep_dir=False, ready_timeout=30.0, preexec_fn=None):
         super().__init__(ready_timeout, keep_dir, "runnel-compat-")
         self.binary = binary or runnel_binary()
         self.overrides = dict(overrides or {})
+        self.preexec_fn = preexec_fn  # runs in the child before exec (e.g. a lower RLIMIT_NOFILE)
 
     def start(self):
         if self.proc is not None:
@@ -218,7 +219,8 @@ class Runnel(BrokerProcess):
         with open(self.log_path, "ab") as log:
             log.write(b"=== runnel start: %s\n" % " ".join(args).encode())
             offset = log.tell()
-            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                         preexec_fn=self.preexec_fn)
         deadline = time.monotonic() + self.ready_timeout
         port = self._wait_for_port(offset, deadline)
         self.port = port
