@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "broker/security_config.h"
+#include "broker/topic_config.h"
 
 namespace runnel::broker {
 
@@ -178,9 +179,14 @@ std::map<std::string, std::string> BrokerConfig::parse_properties(const std::str
 }
 
 std::string BrokerConfig::check_value(const ConfigDef& def, const std::string& value) {
-  auto range = [&](int64_t v) -> std::string {
-    if (v < def.min || v > def.max)
-      return "Value must be in [" + std::to_string(def.min) + ", " + std::to_string(def.max) + "]";
+  // Kafka's ConfigDef.Range: the bound is compared in the value's own type
+  // (a double as a double, never truncated), lower bound first, and INT64_MIN
+  // / INT64_MAX mean no bound.
+  auto range = [&](auto v) -> std::string {
+    if (def.min != INT64_MIN && v < static_cast<decltype(v)>(def.min))
+      return "Value must be at least " + std::to_string(def.min);
+    if (def.max != INT64_MAX && v > static_cast<decltype(v)>(def.max))
+      return "Value must be no more than " + std::to_string(def.max);
     return "";
   };
   switch (def.type) {
@@ -202,7 +208,7 @@ std::string BrokerConfig::check_value(const ConfigDef& def, const std::string& v
     case T::double_: {
       double v;
       if (!parse_number(value, v)) return "Not a number of type DOUBLE";
-      return range(static_cast<int64_t>(v));
+      return range(v);
     }
     case T::string:
       if (!def.valid_values.empty() &&
@@ -234,6 +240,7 @@ BrokerConfig BrokerConfig::from(std::map<std::string, std::string> props) {
       continue;
     }
     std::string err = check_value(*def, v);
+    if (err.empty() && def->topic_config_synonym) err = check_topic_default(k, trim(v));
     if (!err.empty())
       throw ConfigError("Invalid value " + v + " for configuration " + k + ": " + err);
     c.values_[k] = trim(v);

@@ -151,7 +151,16 @@ awaitable<bool> Connection::serve(std::shared_ptr<uint8_t[]> frame, size_t size)
   OutboundResponse out;
   out.bytes.resize(4);  // size prefix, filled in below
   proto::Writer writer(out.bytes);
-  bool ok = co_await route->serve(ctx, reader, writer);
+  bool ok = false;
+  try {
+    ok = co_await route->serve(ctx, reader, writer);
+  } catch (const std::exception& e) {
+    // A handler that throws has hit a broken invariant, not bad input; the
+    // request cannot be answered, so the connection goes, but never silently.
+    RLOG_WARN("closing connection from %s: %s v%d request failed: %s", peer_.c_str(), route->name,
+              peek->api_version, e.what());
+    co_return false;
+  }
   if (!ok) {
     RLOG_WARN("closing connection from %s: malformed %s v%d request (%s)", peer_.c_str(), route->name,
               peek->api_version, reader.error() ? reader.error() : "undecodable");
