@@ -119,6 +119,36 @@ const std::vector<ConfigDef> kDefs = {
     {"runnel.acks.all.fsync", T::boolean, "true"},
 };
 
+// Kafka keys Runnel accepts, so that Kafka's own server.properties starts,
+// but does not act on; one set explicitly is reported at startup with why,
+// never silently accepted (DESIGN).
+struct NotActedOn {
+  const char* name;
+  const char* why;
+};
+const NotActedOn kNotActedOn[] = {
+    {"num.network.threads", "one event-loop thread serves every connection"},
+    {"socket.send.buffer.bytes", "sockets keep the kernel's default buffer sizes"},
+    {"socket.receive.buffer.bytes", "sockets keep the kernel's default buffer sizes"},
+    {"queued.max.requests", "each connection serves one request at a time; queued.max.request.bytes bounds memory"},
+    {"log.flush.start.offset.checkpoint.interval.ms", "log start offsets are checkpointed with the recovery points"},
+    {"log.cleaner.threads", "the cleaner runs in the periodic background log work"},
+    {"log.cleaner.backoff.ms", "the cleaner runs in the periodic background log work"},
+    {"num.recovery.threads.per.data.dir", "log dirs are recovered by one thread"},
+    {"inter.broker.listener.name", "a single node has no inter-broker traffic"},
+    {"offsets.topic.replication.factor", "a single node creates __consumer_offsets with replication factor 1"},
+    {"offsets.commit.timeout.ms", "a commit completes when its append does"},
+    {"transactional.id.expiration.ms", "transactions are not implemented yet"},
+    {"transaction.state.log.num.partitions", "transactions are not implemented yet"},
+    {"transaction.state.log.replication.factor", "transactions are not implemented yet"},
+    {"transaction.state.log.min.isr", "transactions are not implemented yet"},
+    {"transaction.max.timeout.ms", "transactions are not implemented yet"},
+    {"process.roles", "a single Runnel node is its own controller"},
+    {"controller.quorum.voters", "a single Runnel node is its own controller"},
+    {"controller.quorum.bootstrap.servers", "a single Runnel node is its own controller"},
+    {"controller.listener.names", "a single Runnel node is its own controller"},
+};
+
 std::string trim(std::string s) {
   auto not_space = [](unsigned char c) { return !std::isspace(c); };
   s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
@@ -257,6 +287,13 @@ BrokerConfig BrokerConfig::from(std::map<std::string, std::string> props) {
   if (c.get_int("group.min.session.timeout.ms") > c.get_int("group.max.session.timeout.ms"))
     throw ConfigError("Invalid configuration: group.min.session.timeout.ms must not exceed group.max.session.timeout.ms");
   return c;
+}
+
+std::vector<std::pair<std::string, std::string>> BrokerConfig::accepted_not_acted_on() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& n : kNotActedOn)
+    if (values_.count(n.name)) out.emplace_back(n.name, n.why);
+  return out;
 }
 
 const std::string* BrokerConfig::find_value(const std::string& name) const {

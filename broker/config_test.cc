@@ -124,3 +124,16 @@ TEST_CASE("connections.max.idle.ms takes any long, as Kafka's does", "[config]")
   for (const char* v : {"-1", "0", "-9223372036854775808", "1"})
     REQUIRE(startup_error({{"connections.max.idle.ms", v}}) == "");
 }
+
+TEST_CASE("keys accepted but not acted on are reported when set", "[config]") {
+  auto c = BrokerConfig::from({{"node.id", "1"}, {"num.network.threads", "8"}, {"process.roles", "broker,controller"},
+                               {"num.partitions", "3"}});
+  auto reported = c.accepted_not_acted_on();
+  REQUIRE(reported.size() == 2);
+  REQUIRE(reported[0].first == "num.network.threads");
+  REQUIRE(reported[0].second == "one event-loop thread serves every connection");
+  REQUIRE(reported[1].first == "process.roles");
+  // Kafka's defaults are not reported, and each reported key is a declared one.
+  REQUIRE(BrokerConfig::from({{"node.id", "1"}}).accepted_not_acted_on().empty());
+  for (const auto& [k, why] : reported) REQUIRE(BrokerConfig::find_definition(k));
+}
