@@ -654,10 +654,40 @@ def machine_info(args, runs):
         "load_median": statistics.median(loads) if loads else loadavg(),
         "runnel_commit": args.runnel_commit or (sh("git rev-parse --short HEAD") + (
             " (with local changes)" if sh("git status --porcelain") else "")),
-        "runnel_binary": args.runnel,
+        "runnel_binary": as_typed(args.runnel),
         "kafka_version": kafka_harness.KAFKA_VERSION,
         "librdkafka": sh("pkg-config --modversion rdkafka"),
     }
+
+
+def checkout_root(path):
+    """The git checkout (or worktree) holding `path`, or None."""
+    d = path
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def as_typed(arg):
+    """A command-line argument as a reader of the results would type it, never
+    naming this machine's directories: a path inside a checkout relative to
+    that checkout's root (where the README's commands run), a temporary one
+    under $TMPDIR, any other absolute path by its last component."""
+    if arg.startswith("--") and "=" in arg:
+        opt, _, value = arg.partition("=")
+        return opt + "=" + as_typed(value)
+    if not os.path.isabs(arg):
+        return arg
+    path = os.path.normpath(arg)
+    tmp = os.path.normpath(tempfile.gettempdir())
+    if path == tmp or path.startswith(tmp + os.sep):
+        return "$TMPDIR" + path[len(tmp):]
+    root = checkout_root(path)
+    return os.path.relpath(path, root) if root else os.path.basename(path)
 
 
 def main():
@@ -683,13 +713,13 @@ def main():
         "backlog_bytes": (args.backlog_mib or (64 if args.quick else 1024)) << 20,
         "produce_seconds": args.produce_seconds or (2 if args.quick else 6),
         "e2e_seconds": args.e2e_seconds or (4 if args.quick else 15),
-        "command": " ".join(["bench/run_suite.py"] + sys.argv[1:]),
+        "command": " ".join(["bench/run_suite.py"] + [as_typed(a) for a in sys.argv[1:]]),
         "only": args.only or [],
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
     }
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, cfg["date"] + ("-quick" if args.quick else ""))
-    cfg["json"] = stem + ".json"
+    cfg["json"] = as_typed(stem + ".json")
     cfg["partial"] = stem + ".partial.json"
     if args.from_json:
         with open(args.from_json) as f:
@@ -702,7 +732,7 @@ def main():
             if "started_unix" in cfg:
                 cfg["suite_seconds"] = round(os.path.getmtime(args.from_json) - cfg["started_unix"])
         stem = os.path.join(args.out, cfg["date"] + ("-quick" if cfg["quick"] else ""))
-        cfg["json"] = stem + ".json"
+        cfg["json"] = as_typed(stem + ".json")
     else:
         setup_and_build(args)
         log("fetching Kafka's jars (cached after the first time)")

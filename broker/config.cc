@@ -4,6 +4,9 @@
 #include <charconv>
 #include <sstream>
 
+#include "broker/security_config.h"
+#include "broker/topic_config.h"
+
 namespace runnel::broker {
 
 namespace {
@@ -22,6 +25,8 @@ const std::vector<ConfigDef> kDefs = {
     {"listener.security.protocol.map", T::list,
      "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"},
     {"inter.broker.listener.name", T::string, nullptr},
+    // Only PLAINTEXT is served until security lands (security_config.h).
+    {"security.inter.broker.protocol", T::string, "PLAINTEXT", 0, 0, {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}},
     {"broker.rack", T::string, nullptr},
     // Log directories.
     {"log.dirs", T::list, nullptr},
@@ -114,6 +119,36 @@ const std::vector<ConfigDef> kDefs = {
     {"runnel.acks.all.fsync", T::boolean, "true"},
 };
 
+// Kafka keys Runnel accepts, so that Kafka's own server.properties starts,
+// but does not act on; one set explicitly is reported at startup with why,
+// never silently accepted (DESIGN).
+struct NotActedOn {
+  const char* name;
+  const char* why;
+};
+const NotActedOn kNotActedOn[] = {
+    {"num.network.threads", "one event-loop thread serves every connection"},
+    {"socket.send.buffer.bytes", "sockets keep the kernel's default buffer sizes"},
+    {"socket.receive.buffer.bytes", "sockets keep the kernel's default buffer sizes"},
+    {"queued.max.requests", "each connection serves one request at a time; queued.max.request.bytes bounds memory"},
+    {"log.flush.start.offset.checkpoint.interval.ms", "log start offsets are checkpointed with the recovery points"},
+    {"log.cleaner.threads", "the cleaner runs in the periodic background log work"},
+    {"log.cleaner.backoff.ms", "the cleaner runs in the periodic background log work"},
+    {"num.recovery.threads.per.data.dir", "log dirs are recovered by one thread"},
+    {"inter.broker.listener.name", "a single node has no inter-broker traffic"},
+    {"offsets.topic.replication.factor", "a single node creates __consumer_offsets with replication factor 1"},
+    {"offsets.commit.timeout.ms", "a commit completes when its append does"},
+    {"transactional.id.expiration.ms", "transactions are not implemented yet"},
+    {"transaction.state.log.num.partitions", "transactions are not implemented yet"},
+    {"transaction.state.log.replication.factor", "transactions are not implemented yet"},
+    {"transaction.state.log.min.isr", "transactions are not implemented yet"},
+    {"transaction.max.timeout.ms", "transactions are not implemented yet"},
+    {"process.roles", "a single Runnel node is its own controller"},
+    {"controller.quorum.voters", "a single Runnel node is its own controller"},
+    {"controller.quorum.bootstrap.servers", "a single Runnel node is its own controller"},
+    {"controller.listener.names", "a single Runnel node is its own controller"},
+};
+
 std::string trim(std::string s) {
   auto not_space = [](unsigned char c) { return !std::isspace(c); };
   s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
@@ -174,9 +209,14 @@ std::map<std::string, std::string> BrokerConfig::parse_properties(const std::str
 }
 
 std::string BrokerConfig::check_value(const ConfigDef& def, const std::string& value) {
-  auto range = [&](int64_t v) -> std::string {
-    if (v < def.min || v > def.max)
-      return "Value must be in [" + std::to_string(def.min) + ", " + std::to_string(def.max) + "]";
+  // Kafka's ConfigDef.Range: the bound is compared in the value's own type
+  // (a double as a double, never truncated), lower bound first, and INT64_MIN
+  // / INT64_MAX mean no bound.
+  auto range = [&](auto v) -> std::string {
+    if (def.min != INT64_MIN && v < static_cast<decltype(v)>(def.min))
+      return "Value must be at least " + std::to_string(def.min);
+    if (def.max != INT64_MAX && v > static_cast<decltype(v)>(def.max))
+      return "Value must be no more than " + std::to_string(def.max);
     return "";
   };
   switch (def.type) {
@@ -198,7 +238,7 @@ std::string BrokerConfig::check_value(const ConfigDef& def, const std::string& v
     case T::double_: {
       double v;
       if (!parse_number(value, v)) return "Not a number of type DOUBLE";
-      return range(static_cast<int64_t>(v));
+      return range(v);
     }
     case T::string:
       if (!def.valid_values.empty() &&
@@ -230,6 +270,7 @@ BrokerConfig BrokerConfig::from(std::map<std::string, std::string> props) {
       continue;
     }
     std::string err = check_value(*def, v);
+    if (err.empty() && def->topic_config_synonym) err = check_topic_default(k, trim(v));
     if (!err.empty())
       throw ConfigError("Invalid value " + v + " for configuration " + k + ": " + err);
     c.values_[k] = trim(v);
@@ -237,6 +278,7 @@ BrokerConfig BrokerConfig::from(std::map<std::string, std::string> props) {
   // Cross-key checks Kafka makes at startup.
   c.listeners();  // throws on a malformed listener
   c.advertised_listeners();
+  refuse_unimplemented_security(c, props);
   if (c.node_id() < 0)
     throw ConfigError("Missing required configuration node.id (or broker.id): a non-negative integer");
   if (c.is_set("node.id") && c.is_set("broker.id") && c.get_int("node.id") != c.get_int("broker.id"))
@@ -245,6 +287,13 @@ BrokerConfig BrokerConfig::from(std::map<std::string, std::string> props) {
   if (c.get_int("group.min.session.timeout.ms") > c.get_int("group.max.session.timeout.ms"))
     throw ConfigError("Invalid configuration: group.min.session.timeout.ms must not exceed group.max.session.timeout.ms");
   return c;
+}
+
+std::vector<std::pair<std::string, std::string>> BrokerConfig::accepted_not_acted_on() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& n : kNotActedOn)
+    if (values_.count(n.name)) out.emplace_back(n.name, n.why);
+  return out;
 }
 
 const std::string* BrokerConfig::find_value(const std::string& name) const {

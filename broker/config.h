@@ -73,6 +73,9 @@ class BrokerConfig {
   void set_dynamic_configs(ConfigLayer layer, std::map<std::string, std::string> configs);
 
   const std::vector<std::string>& unknown_keys() const { return unknown_; }
+  // Keys set in server.properties or --override that Runnel accepts but
+  // does not act on, each with why (reported at startup).
+  std::vector<std::pair<std::string, std::string>> accepted_not_acted_on() const;
   static const std::vector<ConfigDef>& definitions();
   static const ConfigDef* find_definition(const std::string& name);
   // The value to show for a key: explicit, else the default (nullopt if null).

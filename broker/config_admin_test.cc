@@ -103,3 +103,55 @@ TEST_CASE("dynamic layers take precedence over server.properties, per broker ove
   REQUIRE(it->synonyms[1].source == ConfigSource::dynamic_default_broker_config);
   REQUIRE(it->synonyms[3].name == "log.retention.hours");
 }
+
+TEST_CASE("decimal configs are range-checked as decimals, with Kafka's Range messages", "[config_admin]") {
+  // Truncated to integers, 1.5 and -0.5 used to pass [0, 1].
+  REQUIRE(validate_topic_config("min.cleanable.dirty.ratio", "1.5") ==
+          "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1");
+  REQUIRE(validate_topic_config("min.cleanable.dirty.ratio", "-0.5") ==
+          "Invalid value -0.5 for configuration min.cleanable.dirty.ratio: Value must be at least 0");
+  REQUIRE(validate_topic_config("min.cleanable.dirty.ratio", "1.0000001") != "");
+  for (const char* ok : {"0", "1", "0.0", "1.0", "0.5", "0.01"})
+    REQUIRE(validate_topic_config("min.cleanable.dirty.ratio", std::string(ok)) == "");
+  REQUIRE(validate_topic_config("min.cleanable.dirty.ratio", "half") ==
+          "Invalid value half for configuration min.cleanable.dirty.ratio: Not a number of type DOUBLE");
+  // Integers at their bounds.
+  REQUIRE(validate_topic_config("segment.bytes", "14") == "");
+  REQUIRE(validate_topic_config("segment.bytes", "13") ==
+          "Invalid value 13 for configuration segment.bytes: Value must be at least 14");
+  REQUIRE(validate_topic_config("compression.gzip.level", "9") == "");
+  REQUIRE(validate_topic_config("compression.gzip.level", "10") ==
+          "Invalid value 10 for configuration compression.gzip.level: Value must be no more than 9");
+  REQUIRE(validate_topic_config("compression.zstd.level", "-131072") == "");
+  REQUIRE(validate_topic_config("compression.zstd.level", "-131073") != "");
+  REQUIRE(validate_topic_config("retention.ms", "-1") == "");
+  REQUIRE(validate_topic_config("retention.ms", "-2") ==
+          "Invalid value -2 for configuration retention.ms: Value must be at least -1");
+  REQUIRE(validate_topic_config("retention.bytes", "-9223372036854775808") == "");
+  REQUIRE(validate_topic_config("segment.bytes", "2147483648") ==
+          "Invalid value 2147483648 for configuration segment.bytes: Not a number of type INT");
+
+  // The broker-level default goes through the same check, dynamically...
+  auto e = alter("1", {{"log.cleaner.min.cleanable.ratio", 0, "1.5"}});
+  REQUIRE(e.code == ErrorCode::invalid_config);
+  REQUIRE(e.message == "Invalid value 1.5 for configuration log.cleaner.min.cleanable.ratio: Value must be no more than 1");
+  REQUIRE(alter("", {{"log.cleaner.min.cleanable.ratio", 0, "-0.5"}}).code == ErrorCode::invalid_config);
+  REQUIRE(alter("1", {{"log.cleaner.min.cleanable.ratio", 0, "0.9"}}).ok());
+  // ... and in server.properties.
+  REQUIRE_THROWS_WITH(BrokerConfig::from({{"node.id", "1"}, {"log.cleaner.min.cleanable.ratio", "1.5"}}),
+                      "Invalid value 1.5 for configuration log.cleaner.min.cleanable.ratio: Value must be no more than 1");
+}
+
+TEST_CASE("a value the partition log would refuse is refused before it is stored", "[config_admin]") {
+  // Each value passes the type check but not storage::LogConfig's parse; a
+  // stored one made every later start fail ("rejected by storage").
+  for (auto [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"preallocate", "TRUE"}, {"message.timestamp.type", " CreateTime"}, {"segment.ms", "5\t"}}) {
+    INFO(name << "=" << value);
+    REQUIRE(storage_refusal(name, value) != "");
+    REQUIRE(validate_topic_config(name, value) != "");
+  }
+  REQUIRE(storage_refusal("preallocate", "true") == "");
+  REQUIRE(alter("1", {{"log.preallocate", 0, "TRUE"}}).code == ErrorCode::invalid_config);
+  REQUIRE(alter("1", {{"log.preallocate", 0, "true"}}).ok());
+}

@@ -68,3 +68,72 @@ TEST_CASE("topic configs take the broker's log.* values as defaults", "[config]"
   REQUIRE(validate_topic_config("retention.ms", "abc").find("retention.ms") != std::string::npos);
   REQUIRE_FALSE(validate_topic_config("remote.storage.enable", "true").empty());
 }
+
+namespace {
+// The ConfigError message BrokerConfig::from throws, or "" when it starts.
+std::string startup_error(std::map<std::string, std::string> p) {
+  p.emplace("node.id", "1");
+  try {
+    BrokerConfig::from(p);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+bool mentions(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+}  // namespace
+
+TEST_CASE("a listener or key asking for security Runnel lacks stops startup", "[config]") {
+  // Kafka's default listener.security.protocol.map maps these names to themselves.
+  for (const char* l : {"SSL://:9093", "SASL_PLAINTEXT://:9094", "SASL_SSL://:9095"}) {
+    auto err = startup_error({{"listeners", std::string("PLAINTEXT://:9092,") + l}});
+    INFO(err);
+    REQUIRE(mentions(err, std::string(l).substr(0, std::string(l).find(':'))));
+    REQUIRE(mentions(err, "does not implement"));
+  }
+  // Through a mapped listener name, and in advertised.listeners.
+  auto err = startup_error({{"listeners", "CLIENT://:9092"},
+                            {"listener.security.protocol.map", "CLIENT:SASL_SSL,CONTROLLER:PLAINTEXT"}});
+  REQUIRE(mentions(err, "listener CLIENT uses security protocol SASL_SSL"));
+  REQUIRE(mentions(startup_error({{"advertised.listeners", "SSL://h:9093"}}), "advertised.listeners"));
+  // A listener name the map does not define is Kafka's startup error too.
+  REQUIRE(mentions(startup_error({{"listeners", "CLIENT://:9092"}}), "no security protocol defined for listener CLIENT"));
+  REQUIRE(mentions(startup_error({{"listener.security.protocol.map", "PLAINTEXT:TLS"}}), "listener.security.protocol.map"));
+
+  for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{
+           {"ssl.keystore.location", "/k.jks"},
+           {"sasl.enabled.mechanisms", "PLAIN"},
+           {"listener.name.plaintext.ssl.client.auth", "required"},
+           {"listener.name.client.plain.sasl.jaas.config", "x"},
+           {"authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"},
+           {"super.users", "User:admin"},
+           {"security.inter.broker.protocol", "SSL"}}) {
+    auto e = startup_error({{k, v}});
+    INFO(k << " -> " << e);
+    REQUIRE(mentions(e, k));
+  }
+  // What Kafka's defaults and PLAINTEXT ask for still starts.
+  REQUIRE(startup_error({{"authorizer.class.name", ""}}) == "");
+  REQUIRE(startup_error({{"security.inter.broker.protocol", "PLAINTEXT"}}) == "");
+  REQUIRE(startup_error({{"listeners", "PLAINTEXT://:9092,CONTROLLER://:9093"}}) == "");
+  REQUIRE(startup_error({{"listeners", "CLIENT://:9092"}, {"listener.security.protocol.map", "CLIENT:PLAINTEXT"}}) == "");
+}
+
+TEST_CASE("connections.max.idle.ms takes any long, as Kafka's does", "[config]") {
+  // Negative means never expire (Kafka's Selector keeps no idle expiry).
+  for (const char* v : {"-1", "0", "-9223372036854775808", "1"})
+    REQUIRE(startup_error({{"connections.max.idle.ms", v}}) == "");
+}
+
+TEST_CASE("keys accepted but not acted on are reported when set", "[config]") {
+  auto c = BrokerConfig::from({{"node.id", "1"}, {"num.network.threads", "8"}, {"process.roles", "broker,controller"},
+                               {"num.partitions", "3"}});
+  auto reported = c.accepted_not_acted_on();
+  REQUIRE(reported.size() == 2);
+  REQUIRE(reported[0].first == "num.network.threads");
+  REQUIRE(reported[0].second == "one event-loop thread serves every connection");
+  REQUIRE(reported[1].first == "process.roles");
+  // Kafka's defaults are not reported, and each reported key is a declared one.
+  REQUIRE(BrokerConfig::from({{"node.id", "1"}}).accepted_not_acted_on().empty());
+  for (const auto& [k, why] : reported) REQUIRE(BrokerConfig::find_definition(k));
+}

@@ -19,6 +19,12 @@ namespace {
 // waits, which stops reading from the socket (back-pressure on the client).
 constexpr size_t kResponseQueueDepth = 64;
 
+// Kafka's network processor polls its selector for up to 300 ms.
+constexpr auto kIdlePoll = std::chrono::milliseconds(300);
+// An idle period this long (about 31 years) is never reached; a longer one
+// would overflow the steady clock's nanoseconds, so it means never too.
+constexpr int64_t kNeverIdleMs = 1'000'000'000'000;
+
 void put_size_prefix(proto::Bytes& bytes, size_t body_size) {
   uint32_t n = static_cast<uint32_t>(body_size);
   bytes[0] = static_cast<uint8_t>(n >> 24);
@@ -99,6 +105,7 @@ awaitable<void> Connection::request_loop() {
                                                as_tuple_awaitable);
     if (ec2) break;
     last_activity_ = std::chrono::steady_clock::now();
+    ++unanswered_;
     // A malformed request ends the connection, but only after the responses
     // already queued have been sent: Kafka serves one request at a time, so
     // everything before the bad one would have been answered.
@@ -144,14 +151,26 @@ awaitable<bool> Connection::serve(std::shared_ptr<uint8_t[]> frame, size_t size)
   OutboundResponse out;
   out.bytes.resize(4);  // size prefix, filled in below
   proto::Writer writer(out.bytes);
-  bool ok = co_await route->serve(ctx, reader, writer);
+  bool ok = false;
+  try {
+    ok = co_await route->serve(ctx, reader, writer);
+  } catch (const std::exception& e) {
+    // A handler that throws has hit a broken invariant, not bad input; the
+    // request cannot be answered, so the connection goes, but never silently.
+    RLOG_WARN("closing connection from %s: %s v%d request failed: %s", peer_.c_str(), route->name,
+              peek->api_version, e.what());
+    co_return false;
+  }
   if (!ok) {
     RLOG_WARN("closing connection from %s: malformed %s v%d request (%s)", peer_.c_str(), route->name,
               peek->api_version, reader.error() ? reader.error() : "undecodable");
     co_return false;
   }
   if (ctx.close_connection) co_return false;
-  if (!ctx.send_response) co_return true;
+  if (!ctx.send_response) {
+    --unanswered_;
+    co_return true;
+  }
   size_t body = out.bytes.size() - 4;
   for (auto& s : writer.splices()) body += static_cast<size_t>(s.region.length);
   put_size_prefix(out.bytes, body);
@@ -190,6 +209,7 @@ awaitable<void> Connection::response_loop() {
     } catch (const boost::system::system_error&) {
       break;  // the peer went away
     }
+    --unanswered_;
     last_activity_ = std::chrono::steady_clock::now();
   }
   close();
@@ -222,17 +242,39 @@ awaitable<void> Connection::write_response(OutboundResponse& r) {
 }
 
 awaitable<void> Connection::idle_watchdog() {
-  const auto idle = std::chrono::milliseconds(broker_.config().get_long("connections.max.idle.ms"));
+  const int64_t idle_ms = broker_.config().get_long("connections.max.idle.ms");
   asio::steady_timer timer(socket_.get_executor());
-  for (;;) {
-    auto deadline = last_activity_ + idle;
-    timer.expires_at(deadline);
+  if (idle_ms < 0 || idle_ms > kNeverIdleMs) {
+    // Kafka's Selector keeps no idle expiry at all for a negative value:
+    // the connection never expires. Wait only to be cancelled.
+    timer.expires_at(std::chrono::steady_clock::time_point::max());
     co_await timer.async_wait(as_tuple_awaitable);
-    if (closed_) co_return;
-    // No read and no completed write for the whole period: a client that
-    // stopped reading its responses counts as idle too.
-    if (std::chrono::steady_clock::now() >= last_activity_ + idle) {
-      RLOG_INFO("closing connection from %s: idle for connections.max.idle.ms", peer_.c_str());
+    co_return;
+  }
+  const auto idle = std::chrono::milliseconds(idle_ms);
+  for (;;) {
+    timer.expires_at(last_activity_ + idle);
+    auto [ec] = co_await timer.async_wait(as_tuple_awaitable);
+    // Cancelled: the request and response loops are done, and so is this
+    // watchdog (waiting on would hold the connection open until it expires).
+    if (ec == asio::error::operation_aborted || closed_) co_return;
+    // Kafka's processor expires a connection after a poll (up to 300 ms)
+    // that saw no activity on it, so even at 0 a client that sends its
+    // request right after connecting is served: look again one poll later.
+    const auto seen = last_activity_;
+    timer.expires_after(kIdlePoll);
+    auto [ec2] = co_await timer.async_wait(as_tuple_awaitable);
+    if (ec2 == asio::error::operation_aborted || closed_) co_return;
+    // Idle: no read and no completed write for longer than the period (a
+    // client that stopped reading its responses is idle too), no bytes
+    // waiting in the socket for the request loop, and no request still
+    // being served.
+    error_code avail_ec;
+    const bool bytes_waiting = socket_.available(avail_ec) > 0;
+    if (last_activity_ == seen && std::chrono::steady_clock::now() - last_activity_ > idle && !bytes_waiting &&
+        unanswered_ == 0) {
+      RLOG_INFO("closing connection from %s: idle for more than connections.max.idle.ms=%lld", peer_.c_str(),
+                static_cast<long long>(idle_ms));
       co_return;
     }
   }

@@ -55,6 +55,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using Channel = asio::experimental::channel<void(error_code, OutboundResponse)>;
   Channel responses_;
   std::chrono::steady_clock::time_point last_activity_;
+  size_t unanswered_ = 0;  // requests read whose response is not yet written
   bool closed_ = false;
   bool stop_reading_ = false;
 };

@@ -51,6 +51,7 @@ TopicError check_dynamic_configs(const DynamicConfigs& configs) {
   }
   for (const auto& [k, v] : configs) {
     std::string err = BrokerConfig::check_value(*BrokerConfig::find_definition(k), v);
+    if (err.empty()) err = check_topic_default(k, v);
     if (!err.empty()) return {ErrorCode::invalid_config, "Invalid value " + v + " for configuration " + k + ": " + err};
   }
   return {};

@@ -67,6 +67,8 @@ int serve(int argc, char** argv) {
     BrokerConfig config = BrokerConfig::from(props);
     for (const auto& k : config.unknown_keys())
       RLOG_WARN("unknown configuration '%s' was supplied but is not used by Runnel", k.c_str());
+    for (const auto& [k, why] : config.accepted_not_acted_on())
+      RLOG_WARN("configuration '%s' is accepted but not acted on: %s", k.c_str(), why.c_str());
     asio::io_context io(1);
     Broker broker(io, std::move(config));
     Server server(io, broker);

@@ -5,6 +5,36 @@
 
 namespace runnel::broker {
 
+namespace {
+
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(500);
+// At most one log line per listener in this period while accepts fail.
+constexpr auto kAcceptLogInterval = std::chrono::seconds(10);
+
+bool is_resource_exhaustion(const error_code& ec) {
+  return ec == asio::error::no_descriptors /* EMFILE */ || ec == error_code(ENFILE, boost::system::system_category()) ||
+         ec == asio::error::no_buffer_space || ec == asio::error::no_memory;
+}
+
+}  // namespace
+
+void Server::AcceptFailures::log(const std::string& listener, const error_code& ec) {
+  auto now = std::chrono::steady_clock::now();
+  ++total;
+  ++unreported;
+  if (now < next_log) return;
+  RLOG_WARN("accept on %s failed: %s (%zu times since the last report)", listener.c_str(), ec.message().c_str(),
+            unreported);
+  unreported = 0;
+  next_log = now + kAcceptLogInterval;
+}
+
+void Server::AcceptFailures::recovered(const std::string& listener) {
+  if (total == 0) return;
+  RLOG_INFO("accepting on %s again after %zu failed accepts", listener.c_str(), total);
+  *this = AcceptFailures{};
+}
+
 Server::Server(asio::io_context& io, Broker& broker) : io_(io), broker_(broker) {}
 
 void Server::bind() {
@@ -27,13 +57,24 @@ void Server::bind() {
 }
 
 awaitable<void> Server::accept_loop(tcp::acceptor& acceptor, std::string listener_name) {
+  asio::steady_timer backoff(io_);
+  AcceptFailures failures;
   for (;;) {
     auto [ec, socket] = co_await acceptor.async_accept(as_tuple_awaitable);
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
     if (ec) {
-      RLOG_WARN("accept on %s failed: %s", listener_name.c_str(), ec.message().c_str());
+      failures.log(listener_name, ec);
+      // Out of descriptors or kernel memory, the connection stays in the
+      // listen backlog and the next accept fails at once: without a pause
+      // the loop spins. Kafka's acceptor polls every 500 ms; so do we until
+      // a descriptor is free again.
+      if (is_resource_exhaustion(ec)) {
+        backoff.expires_after(kAcceptBackoff);
+        co_await backoff.async_wait(as_tuple_awaitable);
+      }
       continue;
     }
+    failures.recovered(listener_name);
     std::make_shared<Connection>(std::move(socket), broker_, listener_name)->start();
   }
 }

@@ -2,7 +2,9 @@
 // until SIGTERM or SIGINT.
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "broker/asio.h"
@@ -20,6 +22,15 @@ class Server {
   void run();
 
  private:
+  // Failed accepts of one listener, logged once per interval, not once each.
+  struct AcceptFailures {
+    size_t total = 0;       // since the last accept that succeeded
+    size_t unreported = 0;  // since the last line logged
+    std::chrono::steady_clock::time_point next_log{};
+    void log(const std::string& listener, const error_code& ec);
+    void recovered(const std::string& listener);
+  };
+
   awaitable<void> accept_loop(tcp::acceptor& acceptor, std::string listener_name);
 
   asio::io_context& io_;

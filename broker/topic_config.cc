@@ -1,5 +1,9 @@
 #include "broker/topic_config.h"
 
+#include <algorithm>
+
+#include "storage/log_config.h"
+
 namespace runnel::broker {
 
 namespace {
@@ -86,7 +90,26 @@ std::string validate_topic_config(const std::string& name, const std::optional<s
   if (!d) return "Unknown topic config name: " + name;
   if (!value) return "Null value not supported for topic configs: " + name;
   std::string err = BrokerConfig::check_value(d->def, *value);
+  if (err.empty()) err = storage_refusal(name, *value);
   if (!err.empty()) return "Invalid value " + *value + " for configuration " + name + ": " + err;
+  return "";
+}
+
+std::string storage_refusal(const std::string& name, const std::string& value) {
+  const auto& names = storage::LogConfig::names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) return "";
+  storage::LogConfig probe;
+  if (probe.set(name, value)) return "Runnel's partition log cannot apply this value";
+  return "";
+}
+
+std::string check_topic_default(const std::string& broker_key, const std::string& value) {
+  // The .minutes and .hours synonyms reach the log converted to ms
+  // (synonym_value); only a value passed on as it is can be refused there.
+  if (broker_key.ends_with(".minutes") || broker_key.ends_with(".hours")) return "";
+  for (const auto& d : kTopicDefs)
+    if (std::find(d.synonyms.begin(), d.synonyms.end(), broker_key) != d.synonyms.end())
+      return storage_refusal(d.def.name, value);
   return "";
 }
 

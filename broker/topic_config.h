@@ -55,7 +55,14 @@ const TopicConfigDef* find_topic_config(const std::string& name);
 ConfigDataType data_type(ConfigType t);
 
 // Checks one override; returns Kafka's INVALID_CONFIG message, or "".
+// A value the partition log would refuse (storage::LogConfig) is refused
+// here too, so nothing is persisted that a restart could not open.
 std::string validate_topic_config(const std::string& name, const std::optional<std::string>& value);
+// Why storage::LogConfig refuses `value` for topic config `name`, or "".
+std::string storage_refusal(const std::string& name, const std::string& value);
+// The same for the broker-level default of a topic config (a synonym such
+// as log.cleaner.min.cleanable.ratio), or "" when `broker_key` is none.
+std::string check_topic_default(const std::string& broker_key, const std::string& value);
 
 ConfigSource config_source(ConfigLayer layer);
 // The values that broker keys `names` (a synonym family, highest precedence

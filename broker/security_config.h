@@ -1,0 +1,22 @@
+// Security Runnel does not implement yet (TLS, SASL, ACLs): a configuration
+// that asks for it stops startup. Serving such a listener as plaintext with
+// no authentication would let in everyone the configuration meant to keep
+// out, which is worse than not starting.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "broker/config.h"
+
+namespace runnel::broker {
+
+// Kafka's SecurityProtocol of each listener, through
+// listener.security.protocol.map (Kafka's default map maps SSL, SASL_PLAINTEXT
+// and SASL_SSL to themselves). Throws ConfigError naming the first listener
+// whose protocol is not PLAINTEXT and the first security key that is set
+// (ssl.*, sasl.*, listener.name.<name>.ssl|sasl.*, authorizer.class.name,
+// super.users, a security.inter.broker.protocol other than PLAINTEXT, ...).
+void refuse_unimplemented_security(const BrokerConfig& config, const std::map<std::string, std::string>& props);
+
+}  // namespace runnel::broker

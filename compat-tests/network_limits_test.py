@@ -1,0 +1,127 @@
+"""The network server at its limits (issue 12, items 6 and 7).
+
+- At the file-descriptor limit (runnel started with a low RLIMIT_NOFILE),
+  accept fails with EMFILE: the broker must back off instead of spinning
+  (bounded CPU time and log lines while the limit lasts) and serve new
+  connections again once descriptors are free.
+- connections.max.idle.ms as Kafka means it: a negative value never
+  expires a connection, 0 closes one as soon as it is idle (after its
+  request is answered), a positive value after that long.
+
+The CPU and log bounds are bounds on a spin (which used every cycle it got
+and logged megabytes a second), not timings of normal work.
+
+usage: /usr/bin/python3 network_limits_test.py <runnel binary>
+"""
+
+import os
+import resource
+import socket
+import sys
+import time
+
+import kafka_wire as w
+from runnel_harness import Runnel, recv_frame, run_tests
+
+NOFILE = 128
+WATCH_SECONDS = 3.0
+MAX_CPU_SECONDS = 1.0
+MAX_LOG_LINES = 100
+
+
+def low_nofile():
+    resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # utime and stime are fields 14 and 15 of proc(5); fields[0] is field 3.
+    return (int(fields[11]) + int(fields[12])) / float(os.sysconf("SC_CLK_TCK"))
+
+
+def log_lines(b):
+    return b.log_text().count("\n")
+
+
+def answered(sock, corr, timeout):
+    """True when an ApiVersions request on `sock` is answered within `timeout` s."""
+    sock.settimeout(timeout)
+    try:
+        sock.sendall(w.api_versions_v0(corr))
+        recv_frame(sock)
+        return True
+    except (socket.timeout, ConnectionError, OSError):
+        return False
+
+
+def test_descriptor_limit():
+    with Runnel(preexec_fn=low_nofile) as b:
+        pid = b.proc.pid
+        conns = []
+        try:
+            # Each answered connection holds one of the broker's descriptors;
+            # the first unanswered one waits in the listen backlog.
+            unanswered = None
+            for i in range(NOFILE + 16):
+                s = socket.create_connection(("127.0.0.1", b.port), timeout=10)
+                conns.append(s)
+                if not answered(s, 1000 + i, timeout=3.0):
+                    unanswered = i
+                    break
+            assert unanswered is not None, "the broker never ran out of descriptors at RLIMIT_NOFILE=%d" % NOFILE
+            assert unanswered > 0, "not even one connection was served"
+
+            cpu0, lines0 = cpu_seconds(pid), log_lines(b)
+            time.sleep(WATCH_SECONDS)
+            cpu1, lines1 = cpu_seconds(pid), log_lines(b)
+            assert b.alive(), "the broker died at the descriptor limit"
+            assert cpu1 - cpu0 < MAX_CPU_SECONDS, \
+                "%.2f s of CPU in %.0f s at the descriptor limit: the accept loop spins" % (cpu1 - cpu0, WATCH_SECONDS)
+            assert lines1 - lines0 < MAX_LOG_LINES, \
+                "%d log lines in %.0f s at the descriptor limit" % (lines1 - lines0, WATCH_SECONDS)
+            assert "accept on PLAINTEXT failed" in b.log_text(), "the failed accepts were not logged at all"
+        finally:
+            for s in conns:
+                s.close()
+        # Descriptors are free again: a new connection is served (the
+        # backoff retries every 500 ms; the bound is generous).
+        deadline = time.monotonic() + 30
+        while True:
+            with socket.create_connection(("127.0.0.1", b.port), timeout=10) as s:
+                if answered(s, 7, timeout=5.0):
+                    break
+            assert time.monotonic() < deadline, "no new connection served after the descriptors were freed"
+
+
+def test_idle_never_expires():
+    with Runnel(overrides={"connections.max.idle.ms": "-1"}) as b:
+        with w.Connection(b.port) as c:
+            w.parse_api_versions_v0(c.call(w.api_versions_v0(1), 1))
+            time.sleep(2.0)
+            w.parse_api_versions_v0(c.call(w.api_versions_v0(2), 2))
+
+
+def test_idle_zero_answers_then_closes():
+    with Runnel(overrides={"connections.max.idle.ms": "0"}) as b:
+        for corr in range(3):
+            with w.Connection(b.port) as c:
+                err, keys = w.parse_api_versions_v0(c.call(w.api_versions_v0(corr), corr))
+                assert err == 0 and keys
+                c.expect_closed("connections.max.idle.ms=0 once idle")
+
+
+def test_idle_positive_expires():
+    with Runnel(overrides={"connections.max.idle.ms": "1000"}) as b:
+        with w.Connection(b.port) as c:
+            w.parse_api_versions_v0(c.call(w.api_versions_v0(1), 1))
+            c.expect_closed("connections.max.idle.ms=1000")
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests([
+        ("accept backs off at the descriptor limit", test_descriptor_limit),
+        ("connections.max.idle.ms=-1 never expires", test_idle_never_expires),
+        ("connections.max.idle.ms=0 answers, then closes", test_idle_zero_answers_then_closes),
+        ("connections.max.idle.ms=1000 expires", test_idle_positive_expires),
+    ]))

@@ -1,0 +1,81 @@
+"""Security Runnel does not implement yet stops startup (issue 12, item 4).
+
+A listener whose security protocol is SSL, SASL_PLAINTEXT or SASL_SSL
+(directly, through Kafka's default listener.security.protocol.map or a
+mapped name) and any ssl.* / sasl.* / authorizer key must make `runnel
+serve` exit non-zero with a message naming it, never serve plaintext
+without authentication. PLAINTEXT still starts (the harness's own start).
+
+usage: /usr/bin/python3 security_refusal_test.py <runnel binary>
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+import kafka_wire as w
+from runnel_harness import Runnel, run_tests, runnel_binary
+
+EXIT_BOUND = 60.0  # seconds for a refused start to exit (an ASan build on a loaded machine)
+
+
+def refused(overrides, must_name):
+    """Starts runnel with `overrides`; it must exit non-zero and log `must_name`."""
+    tmp = tempfile.mkdtemp(prefix="runnel-security-")
+    try:
+        args = [runnel_binary(), "serve", "--override", "node.id=1",
+                "--override", "log.dirs=" + os.path.join(tmp, "data")]
+        if "listeners" not in overrides:
+            args += ["--override", "listeners=PLAINTEXT://127.0.0.1:0"]
+        for k, v in overrides.items():
+            args += ["--override", "%s=%s" % (k, v)]
+        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            out, _ = proc.communicate(timeout=EXIT_BOUND)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate(timeout=10)
+            raise AssertionError("%s: still running after %.0f s (served instead of refusing):\n%s" % (
+                overrides, EXIT_BOUND, out.decode(errors="replace")[-2000:]))
+        text = out.decode(errors="replace")
+        assert proc.returncode != 0, "%s: exited 0:\n%s" % (overrides, text)
+        assert must_name in text, "%s: the message does not name %r:\n%s" % (overrides, must_name, text)
+        assert "listening on" not in text, "%s: listened before refusing:\n%s" % (overrides, text)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_listeners():
+    refused({"listeners": "SSL://127.0.0.1:0"}, "SSL")
+    refused({"listeners": "SASL_PLAINTEXT://127.0.0.1:0"}, "SASL_PLAINTEXT")
+    refused({"listeners": "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0"}, "SASL_SSL")
+    refused({"listeners": "CLIENT://127.0.0.1:0",
+             "listener.security.protocol.map": "CLIENT:SSL,CONTROLLER:PLAINTEXT"}, "CLIENT")
+
+
+def test_keys():
+    refused({"ssl.keystore.location": "/nonexistent.jks"}, "ssl.keystore.location")
+    refused({"sasl.enabled.mechanisms": "PLAIN"}, "sasl.enabled.mechanisms")
+    refused({"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"},
+            "authorizer.class.name")
+    refused({"super.users": "User:admin"}, "super.users")
+    refused({"listener.name.plaintext.plain.sasl.jaas.config": "x"}, "listener.name.plaintext.plain.sasl.jaas.config")
+    refused({"security.inter.broker.protocol": "SASL_SSL"}, "security.inter.broker.protocol")
+
+
+def test_plaintext_still_served():
+    with Runnel(overrides={"security.inter.broker.protocol": "PLAINTEXT"}) as b:
+        with w.Connection(b.port) as c:
+            err, keys = w.parse_api_versions_v0(c.call(w.api_versions_v0(3), 3))
+            assert err == 0 and keys, (err, keys)
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests([
+        ("non-PLAINTEXT listeners are refused", test_listeners),
+        ("security keys are refused", test_keys),
+        ("PLAINTEXT is served", test_plaintext_still_served),
+    ]))
