@@ -1,5 +1,6 @@
 #include "storage/log_config.h"
 
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <functional>
@@ -8,10 +9,24 @@ namespace runnel::storage {
 
 namespace {
 
+// Kafka's ConfigDef parses String.trim()'d values: every char up to ' '
+// counts as white space at either end.
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && static_cast<unsigned char>(s.front()) <= ' ') s.remove_prefix(1);
+  while (!s.empty() && static_cast<unsigned char>(s.back()) <= ' ') s.remove_suffix(1);
+  return s;
+}
+
+// ConfigDef's BOOLEAN: "true" or "false" in any case.
+bool equals_ignore_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != b[i]) return false;
+  return true;
+}
+
 template <typename T>
 bool parse_int(std::string_view s, T& out) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc() && p == s.data() + s.size();
 }
@@ -62,9 +77,7 @@ const std::vector<Entry>& table() {
          bool del = false, compact = false;
          while (!v.empty()) {
            size_t comma = v.find(',');
-           std::string_view item = v.substr(0, comma);
-           while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-           while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+           std::string_view item = trim(v.substr(0, comma));
            if (item == "delete") del = true;
            else if (item == "compact") compact = true;
            else if (!item.empty()) return false;
@@ -82,8 +95,8 @@ const std::vector<Entry>& table() {
        }},
       {"preallocate",
        [](LogConfig& c, std::string_view v) {
-         if (v == "true") c.preallocate = true;
-         else if (v == "false") c.preallocate = false;
+         if (equals_ignore_case(v, "true")) c.preallocate = true;
+         else if (equals_ignore_case(v, "false")) c.preallocate = false;
          else return false;
          return true;
        },
@@ -113,7 +126,8 @@ const std::vector<Entry>& table() {
 
 std::error_code LogConfig::set(std::string_view name, std::string_view value) {
   for (const auto& e : table())
-    if (e.name == name) return e.set(*this, value) ? std::error_code() : make_error_code(StorageErrc::invalid_config);
+    if (e.name == name)
+      return e.set(*this, trim(value)) ? std::error_code() : make_error_code(StorageErrc::invalid_config);
   return make_error_code(StorageErrc::invalid_config);
 }
 
