@@ -80,7 +80,10 @@ def test_out_of_file_descriptors(binary):
         b.start()
         with w.Connection(b.port, timeout=300) as c:
             warm_up(c, 10)
-            err, msg = create_topic(c, 1, "many", 1100)
+            try:
+                err, msg = create_topic(c, 1, "many", 1100)
+            except (ConnectionError, OSError) as e:
+                raise AssertionError("CreateTopics of 1,100 partitions: %s; broker exit status %s" % (e, exit_status(b)))
             check(err == KAFKA_STORAGE_ERROR, "CreateTopics of 1,100 partitions at ulimit -n 256: error %d (%s)"
                   % (err, msg))
             check(b.alive(), "the broker died answering it")
@@ -128,6 +131,14 @@ def read_back(port, topic):
     return out
 
 
+def exit_status(b):
+    """The broker's exit status (negative: the signal), waiting a bounded while for it."""
+    try:
+        return b.proc.wait(10)
+    except subprocess.TimeoutExpired:
+        return "none, still running"
+
+
 def fill(path):
     """Fills the file system holding `path` until ENOSPC."""
     subprocess.run(["dd", "if=/dev/zero", "of=" + path, "bs=1M"], stdout=subprocess.DEVNULL,
@@ -162,7 +173,7 @@ def test_full_disk(binary):
                 try:
                     err, base = produce_one(c, 100 + i, topic, i, 2048)
                 except (ConnectionError, OSError) as e:
-                    raise AssertionError("record %d: %s; broker exit status %s" % (i, e, b.proc.poll()))
+                    raise AssertionError("record %d: %s; broker exit status %s" % (i, e, exit_status(b)))
                 if err != NONE:
                     error = err
                     break
