@@ -11,7 +11,8 @@ error code and stays up, and never loses an acknowledged record.
   index.interval.bytes=0 and segment.bytes=4194304, the rest of the disk
   filled with dd, then one record per Produce. The first append the disk
   cannot take is KAFKA_STORAGE_ERROR (it once was SIGBUS from an index page
-  written through a map), the dir goes offline (Metadata: no leader,
+  written through a map), so are Fetch and ListOffsets there, the dir goes
+  offline (Metadata: no leader,
   LEADER_NOT_AVAILABLE, the replica in offline_replicas; DescribeLogDirs:
   KAFKA_STORAGE_ERROR), a restart while the disk is still full exits 1 with
   a message, and with space back every acknowledged record is read back.
@@ -181,6 +182,11 @@ def test_full_disk(binary):
             check(error == KAFKA_STORAGE_ERROR, "the full disk answered %s" % error)
             err, _ = produce_one(c, 9000, topic, 9000, 16)
             check(err == KAFKA_STORAGE_ERROR, "the next small record: error %d" % err)
+            for corr, frame in ((9001, w.list_offsets_v1(9001, topic, [0])), (9002, w.fetch_v4(9002, topic, 0, 0))):
+                parse = w.parse_list_offsets_v1 if corr == 9001 else w.parse_fetch_v4
+                [answer] = parse(c.call(frame, corr)).values()
+                check(answer[0] == KAFKA_STORAGE_ERROR, "%s on the offline partition: %r" % (
+                    "ListOffsets" if corr == 9001 else "Fetch", answer[:2]))
         raw = Raw(b.port)
         [part] = metadata_partitions(raw, topic)
         check((part["error_code"], part["leader_id"], part["offline_replicas"]) == (LEADER_NOT_AVAILABLE, -1, [1]),

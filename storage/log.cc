@@ -122,6 +122,7 @@ Result<std::optional<TimestampAndOffset>> Log::offset_for_timestamp(int64_t time
   using Found = std::optional<TimestampAndOffset>;
   std::lock_guard lock(mu_);
   if (closed_) return StorageErrc::closed;
+  if (dir_offline()) return StorageErrc::log_dir_failed;
   if (timestamp == kEarliestTimestamp || timestamp == kEarliestLocalTimestamp) {
     auto first = epochs_.earliest_entry();
     int32_t epoch = first && first->start_offset <= log_start_offset_ ? first->epoch : -1;

@@ -1,8 +1,8 @@
 // One log dir's health (Kafka's LogDirFailureChannel): the first I/O error
 // any log in the dir hits takes the whole dir offline, since a full or
 // failing disk fails every partition on it. From then on its logs refuse
-// appends and reads (KAFKA_STORAGE_ERROR), nothing new is created in it and
-// it gets no clean-shutdown marker; a restart recovers it.
+// appends, reads and offset lookups (KAFKA_STORAGE_ERROR), nothing new is
+// created in it and it gets no clean-shutdown marker; a restart recovers it.
 //
 // Thread-safe: shared by the log manager and every log in the dir.
 #pragma once
