@@ -39,8 +39,12 @@ std::unique_ptr<storage::LogManager> open_logs(const BrokerConfig& config, const
   o.retention_check_interval_ms = config.get_long("log.retention.check.interval.ms");
   o.checkpoint_interval_ms = config.get_int("log.flush.offset.checkpoint.interval.ms");
   o.cleaner_enable = config.get_bool("log.cleaner.enable");
+  // Each partition is loaded when its topic asks for it, with the topic's
+  // config; directories no topic asks for are set aside, not opened.
+  o.load_on_demand = true;
   auto logs = storage::LogManager::open(std::move(o));
   if (!logs) throw std::runtime_error("cannot open log.dirs: " + logs.error().message());
+  for (const auto& d : (*logs)->set_aside()) RLOG_WARN("not loading %s: %s", d.path.c_str(), d.reason.c_str());
   return std::move(*logs);
 }
 
@@ -63,6 +67,9 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
   logs_ = open_logs(config_, cluster_id_, TopicTable::log_config(config_, {}));
   topics_ = std::make_unique<TopicTable>(config_, *logs_);
   if (auto ec = topics_->load()) throw std::runtime_error("cannot load topics: " + ec.message());
+  // Kafka's stray logs: partition directories runnel-topics.json does not
+  // claim (a creation that failed halfway, a crash mid-delete).
+  for (const auto& d : logs_->set_aside_strays()) RLOG_WARN("stray log %s: %s", d.path.c_str(), d.reason.c_str());
   if (auto ec = producer_ids_.load()) throw std::runtime_error("cannot read runnel-producer-ids: " + ec.message());
   groups_ = std::make_unique<group::GroupService>(*this);
 }

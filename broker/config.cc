@@ -284,6 +284,10 @@ BrokerConfig BrokerConfig::from(std::map<std::string, std::string> props) {
   if (c.is_set("node.id") && c.is_set("broker.id") && c.get_int("node.id") != c.get_int("broker.id"))
     throw ConfigError("Invalid configuration: broker.id " + c.get_string("broker.id") +
                       " must equal node.id " + c.get_string("node.id"));
+  // Kafka's KafkaConfig requirement, word for word: `log.dirs=` (or an
+  // empty log.dir) leaves the broker nowhere to keep anything.
+  if (c.log_dirs().empty())
+    throw ConfigError("At least one log directory must be defined via log.dirs or log.dir.");
   if (c.get_int("group.min.session.timeout.ms") > c.get_int("group.max.session.timeout.ms"))
     throw ConfigError("Invalid configuration: group.min.session.timeout.ms must not exceed group.max.session.timeout.ms");
   return c;
@@ -422,8 +426,8 @@ std::vector<Listener> BrokerConfig::advertised_listeners() const {
 
 std::vector<std::string> BrokerConfig::log_dirs() const {
   auto dirs = get_optional("log.dirs");
-  if (dirs) return split_list(*dirs);
-  return {get_string("log.dir")};
+  // Kafka splits log.dir as a list too (parseCsvList of either key).
+  return split_list(dirs ? *dirs : get_string("log.dir"));
 }
 
 int64_t BrokerConfig::log_retention_ms() const {

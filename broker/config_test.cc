@@ -54,6 +54,16 @@ TEST_CASE("an invalid value stops startup naming the key", "[config]") {
   REQUIRE_THROWS_AS(BrokerConfig::from({}), ConfigError);  // node.id is required
 }
 
+TEST_CASE("an empty log.dirs stops startup with Kafka's message", "[config]") {
+  // It once reached Broker::Broker and crashed there on the missing first dir.
+  for (auto props : std::vector<std::map<std::string, std::string>>{
+           {{"log.dirs", ""}}, {{"log.dirs", " , "}}, {{"log.dir", ""}}}) {
+    props.emplace("node.id", "1");
+    REQUIRE_THROWS_WITH(BrokerConfig::from(props), "At least one log directory must be defined via log.dirs or log.dir.");
+  }
+  REQUIRE(BrokerConfig::from({{"node.id", "1"}, {"log.dirs", "/a, /b"}}).log_dirs() == std::vector<std::string>{"/a", "/b"});
+}
+
 TEST_CASE("topic configs take the broker's log.* values as defaults", "[config]") {
   auto broker = BrokerConfig::from({{"node.id", "1"}, {"log.retention.hours", "2"}, {"log.segment.bytes", "1048576"}});
   REQUIRE(topic_config_value(broker, {}, "retention.ms") == "7200000");

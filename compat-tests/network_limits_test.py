@@ -15,7 +15,6 @@ usage: /usr/bin/python3 network_limits_test.py <runnel binary>
 """
 
 import os
-import resource
 import socket
 import sys
 import time
@@ -27,10 +26,6 @@ NOFILE = 128
 WATCH_SECONDS = 3.0
 MAX_CPU_SECONDS = 1.0
 MAX_LOG_LINES = 100
-
-
-def low_nofile():
-    resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
 
 
 def cpu_seconds(pid):
@@ -56,7 +51,7 @@ def answered(sock, corr, timeout):
 
 
 def test_descriptor_limit():
-    with Runnel(preexec_fn=low_nofile) as b:
+    with Runnel(max_open_files=NOFILE) as b:
         pid = b.proc.pid
         conns = []
         try:

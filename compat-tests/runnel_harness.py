@@ -198,11 +198,11 @@ class Runnel(BrokerProcess):
     error = RunnelError
     log_name = "runnel.log"
 
-    def __init__(self, binary=None, overrides=None, keep_dir=False, ready_timeout=30.0, preexec_fn=None):
+    def __init__(self, binary=None, overrides=None, keep_dir=False, ready_timeout=30.0, max_open_files=None):
         super().__init__(ready_timeout, keep_dir, "runnel-compat-")
         self.binary = binary or runnel_binary()
         self.overrides = dict(overrides or {})
-        self.preexec_fn = preexec_fn  # run in the child before exec (e.g. resource limits)
+        self.max_open_files = max_open_files  # `ulimit -n` of the broker process
 
     def start(self):
         if self.proc is not None:
@@ -220,12 +220,16 @@ class Runnel(BrokerProcess):
             log.write(b"=== runnel start: %s\n" % " ".join(args).encode())
             offset = log.tell()
             self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                         preexec_fn=self.preexec_fn)
+                                         preexec_fn=self._limit_open_files if self.max_open_files else None)
         deadline = time.monotonic() + self.ready_timeout
         port = self._wait_for_port(offset, deadline)
         self.port = port
         self._wait_for_metadata(deadline)
         return self
+
+    def _limit_open_files(self):
+        import resource
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.max_open_files, self.max_open_files))
 
     def _wait_for_port(self, offset, deadline):
         while time.monotonic() < deadline:

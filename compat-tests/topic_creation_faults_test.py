@@ -19,7 +19,6 @@ usage: /usr/bin/python3 topic_creation_faults_test.py <runnel binary>
 """
 
 import os
-import resource
 import sys
 
 import kafka_wire as w
@@ -73,13 +72,8 @@ def failed_open_is_undone():
         assert topics_file(broker) == {"blocked", "grown"}, topics_file(broker)
 
 
-def limit_files():
-    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
-
-
 def out_of_descriptors():
-    broker = Runnel(preexec_fn=limit_files)
+    broker = Runnel(max_open_files=1024)
     with broker:
         res = create(broker, [("fds", 1100, 1)])
         assert res[0][:2] == ("fds", KAFKA_STORAGE_ERROR), res

@@ -48,11 +48,18 @@ Result<IndexFile> IndexFile::open(const fs::path& path, int entry_size, int32_t 
   if (!f) return f.error();
   if (created) {
     int64_t size = max_index_size / entry_size * entry_size;
-    if (auto ec = truncate_fd(f->fd(), size)) return ec;
+    if (auto ec = allocate_fd(f->fd(), 0, size)) {
+      (void)truncate_fd(f->fd(), 0);
+      return ec;
+    }
   }
   auto size = file_size(f->fd());
   if (!size) return size.error();
   idx.length_ = *size;
+  // An existing file may be sparse (an older writer); one larger than an
+  // index may grow is only ever shrunk before it is written.
+  if (!created && idx.length_ <= max_index_size)
+    if (auto ec = allocate_fd(f->fd(), 0, idx.length_)) return ec;
   if (auto ec = idx.map(f->fd())) {
     if (created) return ec;
     // An index too large to map is garbage: start it over, to be rebuilt.
@@ -84,7 +91,17 @@ std::error_code IndexFile::resize(int64_t new_size) {
   auto f = FileHandle::open(path_, O_RDWR);
   if (!f) return f.error();
   unmap();
-  if (auto ec = truncate_fd(f->fd(), rounded)) return ec;
+  if (rounded > length_) {
+    // Pages the map writes must have blocks behind them (see allocate_fd).
+    if (auto ec = allocate_fd(f->fd(), length_, rounded - length_)) {
+      (void)truncate_fd(f->fd(), length_);
+      (void)map(f->fd());
+      return ec;
+    }
+  } else if (auto ec = truncate_fd(f->fd(), rounded)) {
+    (void)map(f->fd());
+    return ec;
+  }
   length_ = rounded;
   if (entries_ > max_entries()) entries_ = max_entries();
   return map(f->fd());

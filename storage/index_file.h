@@ -2,8 +2,13 @@
 // .timeindex have in common (Kafka's AbstractIndex).
 //
 // A new file is preallocated to max_index_size rounded down to a whole number
-// of entries, so appends never grow it; entries() counts the valid ones. When
-// its segment stops being active (roll, close) the file is trimmed to exactly
+// of entries, so appends never grow it; entries() counts the valid ones.
+// Preallocated means blocks allocated (fallocate), not a sparse file: a page
+// of a map that a full file system cannot back raises SIGBUS when written,
+// so every byte the map may write is backed before the map exists, and a
+// full disk is an ENOSPC from open() or resize() instead (an existing file,
+// perhaps sparse from an older writer, is backed when opened too). When its
+// segment stops being active (roll, close) the file is trimmed to exactly
 // entries() * entry_size, as Kafka does, so an inactive index file holds only
 // real entries. An existing file is opened assuming that: entries() starts as
 // file size / entry size, and the owner sanity-checks the content.
@@ -61,7 +66,8 @@ class IndexFile {
   void truncate_to_entries(size_t n) { entries_ = n < entries_ ? n : entries_; }
 
   // Sets the file size to `new_size` rounded down to whole entries and
-  // remaps it; entries beyond the new size are dropped.
+  // remaps it; entries beyond the new size are dropped. On an error the file
+  // and the map stay as they were.
   std::error_code resize(int64_t new_size);
   std::error_code trim_to_valid_size() { return resize(static_cast<int64_t>(entries_) * entry_size_); }
   // Forgets every entry and grows the file back to max_index_size.

@@ -1,4 +1,8 @@
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
+
+#include <fstream>
 
 #include "storage/offset_index.h"
 #include "storage/test_util.h"
@@ -110,4 +114,34 @@ TEST_CASE("time index appends only when the timestamp grows and keeps a slot for
   Bytes b = file_bytes(p);
   REQUIRE(b.size() == 24);
   REQUIRE(Bytes(b.begin(), b.begin() + 12) == Bytes{0, 0, 0, 0, 0, 0, 0x03, 0xe8, 0, 0, 0, 2});
+}
+
+TEST_CASE("index files have their blocks allocated, not sparse, before the map writes them", "[storage]") {
+  // A sparse page that a full disk cannot back raises SIGBUS when written
+  // through the map; allocated blocks turn a full disk into ENOSPC at open.
+  TempDir tmp;
+  auto allocated = [](const fs::path& p) {
+    struct stat st {};
+    REQUIRE(::stat(p.c_str(), &st) == 0);
+    return static_cast<int64_t>(st.st_blocks) * 512;
+  };
+  fs::path p = tmp.path / "00000000000000000000.index";
+  auto idx = OffsetIndex::open(p, 0, 1 << 20);
+  REQUIRE(idx);
+  REQUIRE(allocated(p) >= idx->file().length());
+  REQUIRE_FALSE(idx->file().resize(4096));
+  REQUIRE_FALSE(idx->file().resize(2 << 20));  // grown back, as make_active() does
+  REQUIRE(idx->file().length() == 2 << 20);
+  REQUIRE(allocated(p) >= idx->file().length());
+
+  // An existing sparse file (an older writer) is backed when opened.
+  fs::path q = tmp.path / "00000000000000000000.timeindex";
+  {
+    std::ofstream(q.string()).close();
+    fs::resize_file(q, 12 * 1000);
+  }
+  REQUIRE(allocated(q) < 12 * 1000);
+  auto ti = TimeIndex::open(q, 0, 1 << 20);
+  REQUIRE(ti);
+  REQUIRE(allocated(q) >= 12 * 1000);
 }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 
@@ -69,6 +70,20 @@ Result<int64_t> file_size(int fd) {
 std::error_code truncate_fd(int fd, int64_t size) {
   while (::ftruncate(fd, size) != 0) {
     if (errno != EINTR) return errno_code(errno);
+  }
+  return {};
+}
+
+std::error_code allocate_fd(int fd, int64_t offset, int64_t len) {
+  if (len <= 0) return {};
+  int err = ::posix_fallocate(fd, offset, len);
+  if (err == 0) return {};
+  if (err != EOPNOTSUPP && err != EINVAL) return errno_code(err);
+  static const char zeros[4096] = {};
+  for (int64_t at = offset; at < offset + len;) {
+    size_t n = static_cast<size_t>(std::min<int64_t>(sizeof zeros, offset + len - at));
+    if (auto ec = pwrite_all(fd, zeros, n, at)) return ec;
+    at += static_cast<int64_t>(n);
   }
   return {};
 }

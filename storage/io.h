@@ -41,6 +41,11 @@ std::error_code pwrite_all(int fd, const void* data, size_t n, int64_t offset);
 Result<size_t> pread_full(int fd, void* data, size_t n, int64_t offset);
 Result<int64_t> file_size(int fd);
 std::error_code truncate_fd(int fd, int64_t size);
+// Makes [offset, offset + len) of the file backed by disk blocks (growing it
+// if needed), so that writes through a memory map of it cannot raise SIGBUS
+// on a full disk: ENOSPC comes back here instead. Writes zeros where the file
+// system cannot fallocate.
+std::error_code allocate_fd(int fd, int64_t offset, int64_t len);
 std::error_code datasync_fd(int fd);
 // fsync of a directory, so that created, renamed and removed entries persist.
 std::error_code fsync_dir(const fs::path& dir);

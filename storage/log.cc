@@ -18,6 +18,7 @@ Log::~Log() { (void)close(); }
 
 std::error_code Log::fail(std::error_code ec) {
   if (!failure_) failure_ = ec;
+  if (dir_failure_) dir_failure_->mark_offline(ec);
   return ec;
 }
 
@@ -33,7 +34,7 @@ Result<AppendInfo> Log::append(std::span<uint8_t> batches, int32_t leader_epoch)
   {
     std::lock_guard lock(mu_);
     if (closed_) return StorageErrc::closed;
-    if (failure_) return StorageErrc::log_dir_failed;
+    if (failure_ || dir_offline()) return StorageErrc::log_dir_failed;
     if (batches.empty()) return StorageErrc::invalid_record;
     if (batches.size() > static_cast<size_t>(config_.segment_bytes)) return StorageErrc::record_batch_too_large;
     // Check the framing before touching anything.
@@ -96,6 +97,7 @@ Result<LogReadInfo> Log::read(int64_t offset, int64_t max_bytes, std::optional<i
                               bool min_one_batch) {
   std::lock_guard lock(mu_);
   if (closed_) return StorageErrc::closed;
+  if (dir_offline()) return StorageErrc::log_dir_failed;
   if (offset < log_start_offset_ || offset > log_end_offset_) return StorageErrc::offset_out_of_range;
   LogReadInfo out;
   out.high_watermark = high_watermark_;
@@ -120,6 +122,7 @@ Result<std::optional<TimestampAndOffset>> Log::offset_for_timestamp(int64_t time
   using Found = std::optional<TimestampAndOffset>;
   std::lock_guard lock(mu_);
   if (closed_) return StorageErrc::closed;
+  if (dir_offline()) return StorageErrc::log_dir_failed;
   if (timestamp == kEarliestTimestamp || timestamp == kEarliestLocalTimestamp) {
     auto first = epochs_.earliest_entry();
     int32_t epoch = first && first->start_offset <= log_start_offset_ ? first->epoch : -1;
@@ -248,6 +251,10 @@ std::error_code Log::close() {
 
 void Log::abandon_for_testing() {
   std::lock_guard lock(mu_);
+  abandon();
+}
+
+void Log::abandon() {
   closed_ = true;
   segments_.clear();
 }

@@ -23,7 +23,9 @@
 //
 // Errors: expected outcomes (offset out of range, bad input, I/O errors) are
 // error values. After an I/O error on write or sync the log is failed: every
-// later append and sync returns the error (Kafka takes the log dir offline).
+// later append and sync returns the error, and its log dir goes offline, as
+// Kafka takes it offline (log_dir_failure.h). A failed open() leaves no Log
+// behind and writes nothing more to the files it found.
 #pragma once
 
 #include <atomic>
@@ -41,6 +43,7 @@
 #include "storage/group_commit.h"
 #include "storage/leader_epoch_cache.h"
 #include "storage/log_config.h"
+#include "storage/log_dir_failure.h"
 #include "storage/producer_snapshot.h"
 #include "storage/record_times.h"
 #include "storage/segment.h"
@@ -62,6 +65,9 @@ struct LogOptions {
   RecordTimesFn record_times;    // decodes compressed batches for ListOffsets
   int64_t cleaner_checkpoint = 0;  // from cleaner-offset-checkpoint: first dirty offset
   std::optional<protocol::Uuid> topic_id;  // checked against / written to partition.metadata
+  // The health of the log dir holding this log: an I/O error here takes the
+  // dir offline, and an offline dir fails this log (log_dir_failure.h).
+  std::shared_ptr<LogDirFailure> dir_failure;
 };
 
 struct AppendInfo {
@@ -195,6 +201,8 @@ class Log {
   // OffsetsForLeaderEpoch: (epoch, end offset), (-1, -1) if unknown.
   std::pair<int32_t, int64_t> end_offset_for_epoch(int32_t epoch) const;
   uint64_t sync_count() const { return group_commit_->sync_count(); }
+  // The log dir went offline after an I/O error (in this log or another).
+  bool dir_offline() const { return dir_failure_ && dir_failure_->offline(); }
 
   // Tests: drops every file handle without trimming or syncing, leaving the
   // files as a killed process would.
@@ -202,11 +210,14 @@ class Log {
 
  private:
   Log() = default;
+  std::error_code open_files(const LogOptions& options);  // the directory, partition.metadata, load()
   std::error_code load(const LogOptions& options);
   std::error_code recover_from(size_t first, int64_t now);
   std::error_code roll_locked(int64_t now);
   std::error_code take_producer_snapshot_locked();
   std::error_code fail(std::error_code ec);
+  // After a failed open: drops every file handle, writing nothing.
+  void abandon();
   int64_t now() const { return clock_(); }
   Segment& active() { return *segments_.back(); }
   // Index of the segment whose range holds `offset` (the last with base <= offset).
@@ -236,6 +247,7 @@ class Log {
   std::atomic<bool> roll_needs_flush_{false};
   std::atomic<int64_t> last_flush_ms_{0};
   std::error_code failure_;
+  std::shared_ptr<LogDirFailure> dir_failure_;
   bool closed_ = false;
   struct PendingDelete {
     std::vector<fs::path> files;

@@ -49,20 +49,30 @@ Result<std::unique_ptr<Log>> Log::open(const fs::path& dir, const LogConfig& con
   log->config_ = config;
   log->clock_ = options.clock ? options.clock : Clock(wall_clock_ms);
   log->record_times_ = options.record_times;
+  log->dir_failure_ = options.dir_failure;
+  if (auto ec = log->open_files(options)) {
+    // A half-loaded log has no group commit yet and may hold half-rebuilt
+    // indexes: it must neither sync nor trim on its way out.
+    log->abandon();
+    return ec;
+  }
+  return log;
+}
+
+std::error_code Log::open_files(const LogOptions& options) {
   std::error_code ec;
-  fs::create_directories(dir, ec);
+  fs::create_directories(dir_, ec);
   if (ec) return ec;
   if (options.topic_id) {
-    auto existing = read_partition_metadata(dir);
+    auto existing = read_partition_metadata(dir_);
     if (existing && *existing != *options.topic_id) return StorageErrc::inconsistent_cluster_id;
     if (!existing) {
       if (existing.error() != StorageErrc::not_found && existing.error() != StorageErrc::corrupt_checkpoint)
         return existing.error();
-      if (auto wec = write_partition_metadata(dir, *options.topic_id)) return wec;
+      if (auto wec = write_partition_metadata(dir_, *options.topic_id)) return wec;
     }
   }
-  if (auto lec = log->load(options)) return lec;
-  return log;
+  return load(options);
 }
 
 std::error_code Log::load(const LogOptions& options) {

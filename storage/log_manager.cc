@@ -1,6 +1,7 @@
 #include "storage/log_manager.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 
 #include "storage/io.h"
@@ -14,13 +15,14 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// Kafka's name for a deleted partition's directory, capped at 255 bytes.
-std::string delete_dir_name(const TopicPartition& tp) {
+// Kafka's name for a deleted ("-delete") or stray ("-stray") partition's
+// directory, capped at 255 bytes.
+std::string set_aside_dir_name(const TopicPartition& tp, std::string_view kind) {
   protocol::Uuid id = random_uuid();
   char hex[33];
   for (size_t i = 0; i < 16; ++i) std::snprintf(hex + 2 * i, 3, "%02x", id.bytes[i]);
   std::string suffix = "-";
-  suffix.append(std::to_string(tp.partition)).append(".").append(hex).append("-delete");
+  suffix.append(std::to_string(tp.partition)).append(".").append(hex).append(kind);
   std::string name = tp.topic.substr(0, std::min(tp.topic.size(), 255 - suffix.size()));
   name.append(suffix);
   return name;
@@ -33,6 +35,8 @@ Result<std::unique_ptr<LogManager>> LogManager::open(LogManagerOptions options) 
   m->options_ = std::move(options);
   m->clock_ = m->options_.clock ? m->options_.clock : Clock(wall_clock_ms);
   m->clean_.assign(m->options_.log_dirs.size(), false);
+  for (size_t i = 0; i < m->options_.log_dirs.size(); ++i)
+    m->dir_failures_.push_back(std::make_shared<LogDirFailure>());
   for (size_t i = 0; i < m->options_.log_dirs.size(); ++i)
     if (auto ec = m->open_dir(i)) return ec;
   int64_t t = m->now();
@@ -75,15 +79,28 @@ std::error_code LogManager::open_dir(size_t index) {
 
   int64_t t = now();
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (!entry.is_directory()) continue;
     std::string name = entry.path().filename().string();
+    auto tp = TopicPartition::from_dir_name(name);
+    std::error_code link_ec;
+    if (entry.is_symlink(link_ec)) {
+      // Following it would read, and a delete would leave, data outside the
+      // log dir: a planted link must not become a partition.
+      if (tp || ends_with(name, "-delete"))
+        set_aside_.push_back({entry.path(), "a symbolic link; partition directories are never followed"});
+      continue;
+    }
+    if (!entry.is_directory()) continue;
     if (ends_with(name, "-delete")) {
       removed_.push_back({entry.path(), t + options_.default_config.file_delete_delay_ms});
       continue;
     }
-    auto tp = TopicPartition::from_dir_name(name);
-    if (!tp) continue;  // "-future", "-stray" and foreign directories stay untouched
-    if (logs_.count(*tp)) return StorageErrc::already_exists;  // the same partition in two log dirs
+    if (ends_with(name, "-stray")) {
+      set_aside_.push_back({entry.path(), "a stray partition directory (no topic claimed it); never opened"});
+      continue;
+    }
+    if (!tp) continue;  // "-future" and foreign directories stay untouched
+    // The same partition in two log dirs.
+    if (logs_.count(*tp) || found_.count(*tp)) return StorageErrc::already_exists;
     LogOptions lo;
     lo.clean_shutdown = clean;
     lo.recovery_point = rp.count(*tp) ? rp[*tp] : 0;
@@ -91,6 +108,11 @@ std::error_code LogManager::open_dir(size_t index) {
     lo.cleaner_checkpoint = cleaned.count(*tp) ? cleaned[*tp] : 0;
     lo.clock = clock_;
     lo.record_times = options_.record_times;
+    lo.dir_failure = dir_failures_[index];
+    if (options_.load_on_demand) {
+      found_[*tp] = FoundDir{entry.path(), index, std::move(lo)};
+      continue;
+    }
     auto log = Log::open(entry.path(), options_.default_config, std::move(lo));
     if (!log) return log.error();
     logs_[*tp] = Entry{std::shared_ptr<Log>(std::move(*log)), index};
@@ -106,22 +128,93 @@ Result<std::shared_ptr<Log>> LogManager::get_or_create(const TopicPartition& tp,
   std::lock_guard lock(mu_);
   if (closed_) return StorageErrc::closed;
   if (auto it = logs_.find(tp); it != logs_.end()) return it->second.log;
-  if (options_.log_dirs.empty()) return StorageErrc::not_found;
+  if (auto it = found_.find(tp); it != found_.end()) return load_found(it, config, topic_id);
+  return create(tp, config, topic_id);
+}
+
+Result<std::shared_ptr<Log>> LogManager::load_found(std::map<TopicPartition, FoundDir>::iterator it,
+                                                    const LogConfig& config, std::optional<protocol::Uuid> topic_id) {
+  FoundDir& found = it->second;
+  LogOptions lo = found.options;
+  lo.topic_id = topic_id;
+  // On an error the directory and its data stay as found (and in found_, so
+  // the checkpoints keep its offsets).
+  auto log = Log::open(found.path, config, std::move(lo));
+  if (!log) return log.error();
+  std::shared_ptr<Log> shared(std::move(*log));
+  logs_[it->first] = Entry{shared, found.dir_index};
+  found_.erase(it);
+  return shared;
+}
+
+Result<std::shared_ptr<Log>> LogManager::create(const TopicPartition& tp, const LogConfig& config,
+                                                std::optional<protocol::Uuid> topic_id) {
   std::vector<size_t> counts(options_.log_dirs.size(), 0);
   for (const auto& [_, e] : logs_) ++counts[e.dir_index];
-  size_t index = static_cast<size_t>(std::min_element(counts.begin(), counts.end()) - counts.begin());
+  for (const auto& [_, f] : found_) ++counts[f.dir_index];
+  std::optional<size_t> index;
+  for (size_t i = 0; i < counts.size(); ++i)
+    if (!dir_offline(i) && (!index || counts[i] < counts[*index])) index = i;
+  if (!index) return options_.log_dirs.empty() ? StorageErrc::not_found : StorageErrc::log_dir_failed;
+  const fs::path& parent = options_.log_dirs[*index];
+  fs::path dir = parent / tp.dir_name();
+  std::error_code ec;
+  auto status = fs::symlink_status(dir, ec);
+  if (fs::is_symlink(status)) return errno_code(ELOOP);
+  bool existed = fs::exists(status);
+  if (existed && !fs::is_directory(status)) return errno_code(ENOTDIR);
+
   LogOptions lo;
   lo.clean_shutdown = true;  // a new directory has nothing to recover
   lo.clock = clock_;
   lo.record_times = options_.record_times;
   lo.topic_id = topic_id;
-  fs::path dir = options_.log_dirs[index] / tp.dir_name();
-  auto log = Log::open(dir, config, std::move(lo));
-  if (!log) return log.error();
-  if (auto ec = fsync_dir(options_.log_dirs[index])) return ec;
-  std::shared_ptr<Log> shared(std::move(*log));
-  logs_[tp] = Entry{shared, index};
-  return shared;
+  lo.dir_failure = dir_failures_[*index];
+  std::error_code failed;
+  {
+    auto log = Log::open(dir, config, std::move(lo));
+    if (log) {
+      failed = fsync_dir(parent);
+      if (!failed) {
+        std::shared_ptr<Log> shared(std::move(*log));
+        logs_[tp] = Entry{shared, *index};
+        return shared;
+      }
+    } else {
+      failed = log.error();
+    }
+  }  // the Log, if any, is closed here, before its directory goes
+  // Only what this call made goes: never a directory that was there.
+  if (!existed) {
+    std::error_code rm;
+    fs::remove_all(dir, rm);
+    (void)fsync_dir(parent);
+  }
+  return failed;
+}
+
+std::vector<SetAsideDir> LogManager::set_aside_strays() {
+  std::lock_guard lock(mu_);
+  std::vector<SetAsideDir> out;
+  for (auto it = found_.begin(); it != found_.end();) {
+    const fs::path& parent = options_.log_dirs[it->second.dir_index];
+    fs::path to = parent / set_aside_dir_name(it->first, "-stray");
+    if (auto ec = rename_path(it->second.path, to)) {
+      out.push_back({it->second.path, "no topic claims it, and renaming it failed: " + ec.message()});
+      ++it;
+      continue;
+    }
+    (void)fsync_dir(parent);
+    out.push_back({to, "no topic claims " + it->first.dir_name() + "; renamed, never opened, left for the operator"});
+    set_aside_.push_back(out.back());
+    it = found_.erase(it);
+  }
+  return out;
+}
+
+std::vector<SetAsideDir> LogManager::set_aside() const {
+  std::lock_guard lock(mu_);
+  return set_aside_;
 }
 
 std::shared_ptr<Log> LogManager::get(const TopicPartition& tp) const {
@@ -145,7 +238,7 @@ std::error_code LogManager::remove(const TopicPartition& tp) {
   logs_.erase(it);
   (void)e.log->close();
   const fs::path& parent = options_.log_dirs[e.dir_index];
-  fs::path to = parent / delete_dir_name(tp);
+  fs::path to = parent / set_aside_dir_name(tp, "-delete");
   if (auto ec = rename_path(e.log->dir(), to)) return ec;
   if (auto ec = fsync_dir(parent)) return ec;
   removed_.push_back({to, now() + options_.default_config.file_delete_delay_ms});
@@ -182,7 +275,16 @@ std::error_code LogManager::flush_dirty_logs(int64_t now_ms) {
 }
 
 std::error_code LogManager::checkpoint_dir(size_t index, const std::map<TopicPartition, Entry>& logs) {
+  // An offline dir keeps the checkpoints it had: the next start recovers it.
+  if (dir_offline(index)) return {};
   OffsetCheckpoint rp, lso, cleaned;
+  // Partitions not loaded yet keep the offsets they were found with.
+  for (const auto& [tp, f] : found_) {
+    if (f.dir_index != index) continue;
+    rp[tp] = f.options.recovery_point;
+    if (f.options.log_start_offset > 0) lso[tp] = f.options.log_start_offset;
+    if (f.options.cleaner_checkpoint > 0) cleaned[tp] = f.options.cleaner_checkpoint;
+  }
   for (const auto& [tp, e] : logs) {
     if (e.dir_index != index) continue;
     rp[tp] = e.log->recovery_point();
@@ -293,11 +395,14 @@ std::error_code LogManager::close() {
       dir_ok[e.dir_index] = false;
     }
   }
+  // Partitions never loaded from a dir that needs recovery still need it.
+  for (const auto& [_, f] : found_)
+    if (!clean_[f.dir_index]) dir_ok[f.dir_index] = false;
   for (size_t i = 0; i < options_.log_dirs.size(); ++i) {
     auto ec = checkpoint_dir(i, logs_);
     keep(ec);
     // Only a dir whose logs all closed cleanly may skip recovery next time.
-    if (ec || !dir_ok[i]) continue;
+    if (ec || !dir_ok[i] || dir_offline(i)) continue;
     std::string marker = "{\"broker_epoch\":\"" + std::to_string(options_.broker_epoch) + "\",\"version\":\"0\"}";
     keep(write_file_atomically(options_.log_dirs[i] / kCleanShutdownFile, marker));
   }

@@ -11,9 +11,19 @@
 //            /<topic>-<partition>/                one Log (log.h)
 //            /<topic>-<partition>.<32 hex>-delete/  a removed partition, deleted after
 //                                                 file.delete.delay.ms
+//            /<topic>-<partition>.<32 hex>-stray/   a partition no topic claims, set
+//                                                 aside at startup and never opened
 //
 // open() loads every partition directory, recovering the logs of a log dir
-// that has no clean-shutdown marker. The periodic work (retention every
+// that has no clean-shutdown marker; with load_on_demand it only finds them,
+// and get_or_create() loads each (see there). A partition directory that is
+// a symbolic link is never followed: it is set aside, not loaded, and
+// get_or_create() refuses to create through it. A log dir whose logs hit an
+// I/O error goes offline (log_dir_failure.h).
+//
+// A failed get_or_create() leaves nothing behind: no Log, no open file, and
+// a directory it made itself is removed again (an existing one, with its
+// data, stays as it was). The caller may retry it later. The periodic work (retention every
 // log.retention.check.interval.ms, flush.ms flushes, checkpoints, removing
 // deleted directories, one bounded compaction pass) runs when the broker
 // calls tick() from a timer.
@@ -54,6 +64,16 @@ struct LogManagerOptions {
   int64_t checkpoint_interval_ms = 60000;       // log.flush.offset.checkpoint.interval.ms
   bool cleaner_enable = true;                   // log.cleaner.enable
   CleanerOptions cleaner;                       // one compaction pass's bounds
+  // Find partition directories at open() but load each only when
+  // get_or_create() first asks for it, with the config it passes; what is
+  // never asked for is then set aside by set_aside_strays().
+  bool load_on_demand = false;
+};
+
+// A directory in a log dir that is not loaded, and why.
+struct SetAsideDir {
+  fs::path path;
+  std::string reason;
 };
 
 class LogManager {
@@ -63,10 +83,22 @@ class LogManager {
   LogManager(const LogManager&) = delete;
   LogManager& operator=(const LogManager&) = delete;
 
-  // The log of `tp`, created (in the log dir holding the fewest partitions)
-  // with `config` if missing. An existing log keeps its config.
+  // The log of `tp`: a loaded one (which keeps its config), one found on
+  // disk and loaded now with `config`, or a new one created with `config`
+  // in the online log dir holding the fewest partitions. On an error (an
+  // I/O error, EMFILE, ENOSPC, every dir offline: log_dir_failed) nothing is
+  // left behind; see the top of this file.
   Result<std::shared_ptr<Log>> get_or_create(const TopicPartition& tp, const LogConfig& config,
                                              std::optional<protocol::Uuid> topic_id = std::nullopt);
+  // With load_on_demand: renames every partition directory found at open()
+  // that get_or_create() never asked for to "<topic>-<p>.<uuid>-stray", so
+  // it is not found again, and returns them. Kafka deletes a stray log
+  // later; Runnel leaves it for the operator (see README).
+  std::vector<SetAsideDir> set_aside_strays();
+  // What open() did not load: partition directories that are symbolic
+  // links, and "-stray" directories left by an earlier start.
+  std::vector<SetAsideDir> set_aside() const;
+  bool dir_offline(size_t dir_index) const { return dir_failures_[dir_index]->offline(); }
   std::shared_ptr<Log> get(const TopicPartition& tp) const;
   std::vector<TopicPartition> partitions() const;
   // Closes the log and renames its directory "<topic>-<p>.<uuid>-delete";
@@ -103,9 +135,19 @@ class LogManager {
     fs::path path;
     int64_t due_ms;
   };
+  // A partition directory found at open() and not loaded yet.
+  struct FoundDir {
+    fs::path path;
+    size_t dir_index = 0;
+    LogOptions options;
+  };
 
   LogManager() = default;
   std::error_code open_dir(size_t index);
+  Result<std::shared_ptr<Log>> load_found(std::map<TopicPartition, FoundDir>::iterator it, const LogConfig& config,
+                                          std::optional<protocol::Uuid> topic_id);
+  Result<std::shared_ptr<Log>> create(const TopicPartition& tp, const LogConfig& config,
+                                      std::optional<protocol::Uuid> topic_id);
   std::error_code checkpoint_dir(size_t index, const std::map<TopicPartition, Entry>& logs);
   int64_t now() const { return clock_(); }
 
@@ -113,6 +155,9 @@ class LogManager {
   Clock clock_;
   mutable std::mutex mu_;
   std::map<TopicPartition, Entry> logs_;
+  std::map<TopicPartition, FoundDir> found_;
+  std::vector<SetAsideDir> set_aside_;
+  std::vector<std::shared_ptr<LogDirFailure>> dir_failures_;
   std::vector<bool> clean_;
   std::vector<RemovedDir> removed_;
   int64_t next_retention_ms_ = 0;

@@ -1,3 +1,5 @@
+#include <sys/resource.h>
+
 #include <catch2/catch.hpp>
 
 #include "storage/log_manager.h"
@@ -24,6 +26,39 @@ LogManagerOptions options(const std::vector<fs::path>& dirs, const FakeClock& cl
 }
 
 std::string text_of(const fs::path& p) { return *read_whole_file(p); }
+
+// Leaves this process `spare` free file descriptors: the holes below the
+// highest open one are filled, the soft RLIMIT_NOFILE set just above it.
+// Restores both on destruction.
+struct FewFileDescriptors {
+  rlimit saved{};
+  std::vector<int> fillers;
+  explicit FewFileDescriptors(int spare) {
+    int highest = 0;
+    for (const auto& e : fs::directory_iterator("/proc/self/fd")) highest = std::max(highest, std::stoi(e.path().filename().string()));
+    for (int fd = 0; fd < highest;) {
+      fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+      REQUIRE(fd >= 0);
+      fillers.push_back(fd);
+      highest = std::max(highest, fd);
+    }
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+    rlimit low = saved;
+    low.rlim_cur = static_cast<rlim_t>(highest + 1 + spare);
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+  }
+  ~FewFileDescriptors() {
+    ::setrlimit(RLIMIT_NOFILE, &saved);
+    for (int fd : fillers) ::close(fd);
+  }
+};
+
+std::vector<std::string> entries_of(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 }  // namespace
 
@@ -169,4 +204,132 @@ TEST_CASE("a log dir without the clean marker is recovered from its recovery poi
   auto log = (*m)->get({"t", 0});
   REQUIRE(log->log_end_offset() == 34);
   REQUIRE(read_all(*log).size() == 34);
+}
+
+TEST_CASE("get_or_create out of file descriptors fails with EMFILE and leaves no directory", "[storage][faults]") {
+  // It once crashed: the half-opened Log's destructor synced a group commit
+  // that did not exist yet. And each failure left a directory behind.
+  TempDir tmp;
+  FakeClock clock;
+  fs::path dir = tmp.path / "d0";
+  auto m = LogManager::open(options({dir}, clock));
+  REQUIRE(m);
+  LogConfig c = options({dir}, clock).default_config;
+  runnel::protocol::Uuid topic_id = *uuid_from_base64("ABEiM0RVZneImaq7zN3u_w");
+  std::optional<TopicPartition> failed;
+  std::error_code error;
+  size_t opened = 0;
+  {
+    FewFileDescriptors limit(24);
+    for (int32_t p = 0; p < 200 && !failed; ++p) {
+      auto log = (*m)->get_or_create({"many", p}, c, topic_id);
+      if (log) ++opened;
+      else failed = TopicPartition{"many", p}, error = log.error();
+    }
+  }
+  REQUIRE(failed);
+  REQUIRE(error == std::errc::too_many_files_open);
+  REQUIRE(opened > 0);
+  REQUIRE((*m)->partitions().size() == opened);
+  REQUIRE_FALSE(fs::exists(dir / failed->dir_name()));
+  REQUIRE(entries_of(dir).size() == opened + 1);  // the partitions and meta.properties
+  // With descriptors back the same partition is created normally.
+  auto again = (*m)->get_or_create(*failed, c, topic_id);
+  REQUIRE(again);
+  REQUIRE(append(**again, batch_of(1, 0)));
+}
+
+TEST_CASE("get_or_create never removes what it did not make", "[storage][faults]") {
+  TempDir tmp;
+  FakeClock clock;
+  fs::path dir = tmp.path / "d0";
+  auto o = options({dir}, clock);
+  o.load_on_demand = true;
+  {
+    auto m = LogManager::open(o);
+    auto log = (*m)->get_or_create({"kept", 0}, o.default_config);
+    REQUIRE(append(**log, batch_of(3, 0)));
+    REQUIRE_FALSE((*m)->close());
+  }
+  // A file where a partition directory should be.
+  write_bytes(dir / "blocked-0", Bytes{1, 2, 3});
+  // An existing partition that cannot load: a directory where its time index should be.
+  fs::path timeindex = dir / "kept-0" / "00000000000000000000.timeindex";
+  fs::remove(timeindex);
+  fs::create_directory(timeindex);
+  auto log_size = fs::file_size(dir / "kept-0" / "00000000000000000000.log");
+
+  auto m = LogManager::open(o);
+  REQUIRE(m);
+  REQUIRE((*m)->get_or_create({"blocked", 0}, o.default_config).error() == std::errc::not_a_directory);
+  REQUIRE(file_bytes(dir / "blocked-0") == Bytes{1, 2, 3});
+  REQUIRE_FALSE((*m)->get_or_create({"kept", 0}, o.default_config));
+  REQUIRE(fs::file_size(dir / "kept-0" / "00000000000000000000.log") == log_size);
+  REQUIRE(fs::is_directory(timeindex));
+  // Repaired, it loads with its data.
+  fs::remove(timeindex);
+  auto kept = (*m)->get_or_create({"kept", 0}, o.default_config);
+  REQUIRE(kept);
+  REQUIRE((*kept)->log_end_offset() == 3);
+}
+
+TEST_CASE("partition directories nobody asks for are set aside as -stray and never opened again", "[storage]") {
+  TempDir tmp;
+  FakeClock clock;
+  fs::path dir = tmp.path / "d0";
+  auto o = options({dir}, clock);
+  o.load_on_demand = true;
+  {
+    auto m = LogManager::open(o);
+    REQUIRE(append(**(*m)->get_or_create({"claimed", 0}, o.default_config), batch_of(2, 0)));
+    REQUIRE(append(**(*m)->get_or_create({"orphan", 0}, o.default_config), batch_of(5, 0)));
+    REQUIRE_FALSE((*m)->close());
+  }
+  std::string stray;
+  {
+    auto m = LogManager::open(o);
+    REQUIRE((*m)->partitions().empty());  // found, not loaded
+    REQUIRE((*(*m)->get_or_create({"claimed", 0}, o.default_config))->log_end_offset() == 2);
+    auto set_aside = (*m)->set_aside_strays();
+    REQUIRE(set_aside.size() == 1);
+    stray = set_aside[0].path.filename().string();
+    // "<topic>-<partition>.<32 hex>-stray", Kafka's name.
+    REQUIRE(stray.rfind("orphan-0.", 0) == 0);
+    REQUIRE(stray.size() == std::string("orphan-0.").size() + 32 + 6);
+    REQUIRE(stray.substr(stray.size() - 6) == "-stray");
+    REQUIRE(fs::exists(dir / stray / "00000000000000000000.log"));  // data kept for the operator
+    REQUIRE((*m)->partitions() == std::vector<TopicPartition>{{"claimed", 0}});
+    REQUIRE_FALSE((*m)->close());
+  }
+  auto m = LogManager::open(o);
+  auto set_aside = (*m)->set_aside();
+  REQUIRE(set_aside.size() == 1);
+  REQUIRE(set_aside[0].path.filename() == stray);
+  REQUIRE((*m)->set_aside_strays().size() == 1);  // "claimed-0", not asked for this time
+  REQUIRE((*(*m)->get_or_create({"orphan", 0}, o.default_config))->log_end_offset() == 0);  // a new, empty log
+}
+
+TEST_CASE("a partition directory that is a symbolic link is never followed", "[storage]") {
+  TempDir tmp;
+  FakeClock clock;
+  fs::path dir = tmp.path / "d0", elsewhere = tmp.path / "elsewhere";
+  {
+    auto m = LogManager::open(options({elsewhere}, clock));
+    REQUIRE(append(**(*m)->get_or_create({"t", 0}, options({elsewhere}, clock).default_config), batch_of(4, 0)));
+    REQUIRE_FALSE((*m)->close());
+  }
+  fs::create_directories(dir);
+  fs::create_directory_symlink(elsewhere / "t-0", dir / "t-0");
+  auto m = LogManager::open(options({dir}, clock));
+  REQUIRE(m);
+  REQUIRE_FALSE((*m)->get({"t", 0}));
+  auto set_aside = (*m)->set_aside();
+  REQUIRE(set_aside.size() == 1);
+  REQUIRE(set_aside[0].path == dir / "t-0");
+  // Neither created through it nor deleted through it.
+  REQUIRE((*m)->get_or_create({"t", 0}, options({dir}, clock).default_config).error() ==
+          std::errc::too_many_symbolic_link_levels);
+  REQUIRE((*m)->remove({"t", 0}) == StorageErrc::not_found);
+  REQUIRE(fs::is_symlink(dir / "t-0"));
+  REQUIRE(fs::file_size(elsewhere / "t-0" / "00000000000000000000.log") > 0);
 }

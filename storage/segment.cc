@@ -31,6 +31,18 @@ fs::path Segment::time_index_path(const fs::path& dir, int64_t b) { return dir /
 
 Result<std::unique_ptr<Segment>> Segment::create(const fs::path& dir, int64_t base_offset, const LogConfig& config,
                                                  int64_t now_ms) {
+  auto s = create_files(dir, base_offset, config, now_ms);
+  if (!s) {
+    // A full disk must not leave an empty or half-allocated segment behind
+    // to be loaded as the active one.
+    for (const auto& p : {log_path(dir, base_offset), index_path(dir, base_offset), time_index_path(dir, base_offset)})
+      (void)remove_if_exists(p);
+  }
+  return s;
+}
+
+Result<std::unique_ptr<Segment>> Segment::create_files(const fs::path& dir, int64_t base_offset,
+                                                       const LogConfig& config, int64_t now_ms) {
   std::unique_ptr<Segment> s(new Segment());
   s->dir_ = dir;
   s->base_offset_ = base_offset;

@@ -78,6 +78,7 @@ class Segment {
   static constexpr const char* kSwapSuffix = ".swap";
 
   // A new, empty segment; files left with that base offset are replaced.
+  // On an error (ENOSPC allocating them) none of its files is left.
   static Result<std::unique_ptr<Segment>> create(const fs::path& dir, int64_t base_offset, const LogConfig& config,
                                                  int64_t now_ms);
   // An existing .log. Index files that are missing are rebuilt from it.
@@ -155,6 +156,8 @@ class Segment {
 
  private:
   Segment() = default;
+  static Result<std::unique_ptr<Segment>> create_files(const fs::path& dir, int64_t base_offset,
+                                                       const LogConfig& config, int64_t now_ms);
   Result<std::optional<BatchLocation>> translate_once(int64_t offset, bool& index_suspect);
   Result<std::vector<uint8_t>> read_batch_bytes(int64_t position, size_t size);
   Result<std::optional<TimestampAndOffset>> search_records(const BatchHeader& h, int64_t position, int64_t ts,

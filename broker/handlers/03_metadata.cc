@@ -1,5 +1,7 @@
 // Metadata (key 3): brokers, topics, partitions and their leaders.
-// v0 asks for every topic with an empty list; v1+ with a null list. Unknown
+// v0 asks for every topic with an empty list; v1+ with a null list. A
+// partition whose log dir went offline has no leader (LEADER_NOT_AVAILABLE)
+// and its replica in offline_replicas (v5+), as Kafka reports it. Unknown
 // topics are created when both the request (v4+; always before) and
 // auto.create.topics.enable allow it. v10+ topics may be named by id.
 // Kafka sends one request's auto-created topics to its controller as one
@@ -34,6 +36,14 @@ Topic_ describe(const Topic& t, int16_t version) {
     mp.leader_epoch = part->leader_epoch();
     mp.replica_nodes = part->replicas();
     mp.isr_nodes = part->isr();
+    if (part->log().dir_offline()) {
+      // What Kafka's controller publishes once the only replica's log dir
+      // fails: no leader (clients wait and ask again), the last ISR member
+      // kept, the replica listed offline.
+      mp.error_code = p::code(ErrorCode::leader_not_available);
+      mp.leader_id = -1;
+      mp.offline_replicas = part->replicas();
+    }
     out.partitions.push_back(std::move(mp));
   }
   return out;

@@ -1,7 +1,8 @@
 // DescribeLogDirs (key 35): each log directory of this broker and the
 // partition replicas in it, with their sizes. Kafka 4.x serves v1+; v2 is
 // flexible, v3 adds a top-level error code, v4 each directory's total and
-// usable bytes (statvfs of the directory's file system).
+// usable bytes (statvfs of the directory's file system). A dir that went
+// offline after an I/O error answers KAFKA_STORAGE_ERROR with nothing in it.
 //
 // A null topic list describes every partition; otherwise only the named
 // partitions that exist. The offset lag is the high watermark minus the
@@ -55,10 +56,17 @@ awaitable<p::DescribeLogDirsResponse> handle_describe_log_dirs(RequestContext& c
       by_dir[normal(part->log().dir().parent_path())][name].push_back(part);
     }
 
-  for (const auto& dir : b.logs().log_dirs()) {
+  for (size_t i = 0; i < b.logs().log_dirs().size(); ++i) {
+    const auto& dir = b.logs().log_dirs()[i];
     Result_ r;
-    r.error_code = p::code(ErrorCode::none);
     r.log_dir = normal(dir).string();
+    if (b.logs().dir_offline(i)) {
+      // Kafka: KAFKA_STORAGE_ERROR, no partitions, sizes unknown (-1).
+      r.error_code = p::code(ErrorCode::kafka_storage_error);
+      resp.results.push_back(std::move(r));
+      continue;
+    }
+    r.error_code = p::code(ErrorCode::none);
     for (const auto& [name, parts] : by_dir[normal(dir)]) {
       TopicResult_ tr;
       tr.name = name;
