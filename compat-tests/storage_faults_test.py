@@ -94,14 +94,12 @@ def test_out_of_file_descriptors(binary):
                   "a topic of 1,100 partitions reported created: %r" % (topics.get("many"),))
         rc = b.stop()
         check(rc == 0, "graceful stop exited %s" % rc)
+        # The topic front end undoes a failed creation, so nothing is left
+        # to set aside (strays from a crash mid-creation are set aside at
+        # startup: storage's log_manager_test).
         left = [d for d in os.listdir(b.log_dir) if re.fullmatch(r"many-\d+", d)]
-        check(left, "the failed creation left no partition directory to set aside (the test needs some)")
-        b.start()  # under the same ulimit: the strays are not opened
-        names = os.listdir(b.log_dir)
-        check(not [d for d in names if re.fullmatch(r"many-\d+", d)], "partition directories nobody claims reopened")
-        strays = [d for d in names if re.fullmatch(r"many-\d+\.[0-9a-f]{32}-stray", d)]
-        check(len(strays) == len(left), "%d set aside as -stray, %d left behind" % (len(strays), len(left)))
-        check("stray log" in b.log_text(), "the strays were not logged")
+        check(not left, "the failed creation left %d partition directories" % len(left))
+        b.start()  # under the same ulimit
         with w.Connection(b.port) as c:
             c.call(w.metadata_v1(3), 3)
     finally:
