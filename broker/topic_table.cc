@@ -175,9 +175,9 @@ TopicError TopicTable::remove(const std::string& name) {
   by_name_.erase(name);
   by_id_.erase(topic->id);
   for (auto& p : topic->partitions) {
-    p->data_signal().notify();
     if (auto ec = logs_.remove({name, p->index()}))
       RLOG_WARN("removing %s-%d: %s", name.c_str(), p->index(), ec.message().c_str());
+    p->fetch_watchers().check_and_complete();  // after the log closed: waiting fetches see it gone
   }
   if (auto ec = save()) return {ErrorCode::kafka_storage_error, ec.message()};
   RLOG_INFO("deleted topic %s", name.c_str());

@@ -145,7 +145,7 @@ awaitable<p::ProduceResponse> handle_produce(RequestContext& ctx, p::ProduceRequ
       if (header.producer_id >= 0)
         part->producers().update(header, info->base_offset,
                                  info->log_append_time_ms >= 0 ? info->log_append_time_ms : header.max_timestamp);
-      part->data_signal().notify();
+      part->fetch_watchers().check_and_complete();
       PartitionResponse r;
       r.index = pd.index;
       r.base_offset = info->base_offset;
