@@ -16,12 +16,15 @@ struct PreparedBatch {
   protocol::records::BatchStatus status;
   std::span<uint8_t> bytes;  // what to append: the request's bytes, or `rebuilt`
   protocol::Bytes rebuilt;   // owns the batch when it was recompressed
+  // Refused by the log's validation rather than the request's checks:
+  // Kafka's answer then carries the partition's log start offset.
+  bool reports_log_start = false;
 };
 
 // `records` is one partition's records field of a Produce request (v3+).
 // The bytes may be rewritten in place by the append, so they must belong to
 // the request frame.
-PreparedBatch prepare_batch(const BrokerConfig& config, const Topic& topic, const protocol::Records& records,
-                            int64_t now_ms);
+PreparedBatch prepare_batch(const BrokerConfig& config, const Topic& topic, int32_t partition,
+                            const protocol::Records& records, int64_t now_ms);
 
 }  // namespace runnel::broker

@@ -96,14 +96,16 @@ def record(offset_delta, timestamp_delta, key, value, headers=()):
     return varint(len(body)) + body
 
 
-def record_batch(records, base_timestamp, crc_xor=0):
+def record_batch(records, base_timestamp, crc_xor=0, timestamp_deltas=None):
     """An uncompressed v2 batch of (key, value, headers) at CreateTime
-    base_timestamp + i; crc_xor != 0 breaks the CRC on purpose."""
-    recs = b"".join(record(i, i, k, v, h) for i, (k, v, h) in enumerate(records))
+    base_timestamp + i (or + timestamp_deltas[i]); crc_xor != 0 breaks the
+    CRC on purpose."""
+    deltas = list(range(len(records))) if timestamp_deltas is None else timestamp_deltas
+    recs = b"".join(record(i, deltas[i], k, v, h) for i, (k, v, h) in enumerate(records))
     after_crc = (i16(0)                              # attributes: no codec, CreateTime
                  + i32(len(records) - 1)             # lastOffsetDelta
                  + i64(base_timestamp)
-                 + i64(base_timestamp + len(records) - 1)
+                 + i64(base_timestamp + max(deltas))
                  + i64(-1) + i16(-1) + i32(-1)       # producerId, producerEpoch, baseSequence
                  + i32(len(records)) + recs)
     crc = crc32c(after_crc) ^ crc_xor

@@ -33,6 +33,14 @@ PartitionResponse error_response(int32_t index, ErrorCode code, std::string mess
   return r;
 }
 
+// KIP-467: each refused record by its index in the batch. A rule broken by
+// the batch as a whole names its first record, as Runnel always has.
+void record_errors(const protocol::records::BatchStatus& status, PartitionResponse& r) {
+  for (const auto& e : status.record_errors) r.record_errors.push_back({e.batch_index, e.message, {}});
+  if (status.record_errors.empty() && status.code == ErrorCode::invalid_record)
+    r.record_errors.push_back({0, status.message, {}});
+}
+
 // Kafka's ProduceRequest.hasTransactionalRecords: the first batch of some
 // partition is transactional.
 bool has_transactional_records(const p::ProduceRequest& req) {
@@ -105,11 +113,12 @@ awaitable<p::ProduceResponse> handle_produce(RequestContext& ctx, p::ProduceRequ
           continue;
         }
       }
-      PreparedBatch batch = prepare_batch(b.config(), *t, pd.records, now_ms);
+      PreparedBatch batch = prepare_batch(b.config(), *t, pd.index, pd.records, now_ms);
       if (!batch.status.ok()) {
         RLOG_DEBUG("produce to %s-%d refused: %s", topic.name.c_str(), pd.index, batch.status.message.c_str());
         auto r = error_response(pd.index, batch.status.code, batch.status.message);
-        if (v >= 8 && batch.status.code == ErrorCode::invalid_record) r.record_errors.push_back({0, batch.status.message, {}});
+        if (batch.reports_log_start) r.log_start_offset = part->log().log_start_offset();
+        if (v >= 8) record_errors(batch.status, r);
         tr.partition_responses.push_back(std::move(r));
         any_error = true;
         continue;
@@ -118,7 +127,9 @@ awaitable<p::ProduceResponse> handle_produce(RequestContext& ctx, p::ProduceRequ
       if (header.producer_id >= 0) {
         SequenceCheck check = part->producers().check(header);
         if (check.error != ErrorCode::none) {
+          // The log refused it: Kafka reports the log start offset.
           tr.partition_responses.push_back(error_response(pd.index, check.error));
+          tr.partition_responses.back().log_start_offset = part->log().log_start_offset();
           any_error = true;
           continue;
         }
