@@ -59,9 +59,10 @@ r::BatchStatus refuse_records(std::vector<r::RecordError> errors, bool any_times
 // compacted topics, else a CreateTime timestamp within
 // message.timestamp.before/after.max.ms of now. Those two are per record:
 // every record at fault is named, not only the first.
-r::BatchStatus check_records(protocol::ByteView batch, bool compacted, int64_t before_max_ms, int64_t after_max_ms,
-                             int64_t now_ms, const std::string& topic_partition) {
-  r::BatchRecordReader reader(batch, r::kDefaultMaxDecompressedBytes);
+r::BatchStatus check_records(protocol::ByteView batch, const r::BatchHeader& header, bool compacted,
+                             int64_t before_max_ms, int64_t after_max_ms, int64_t now_ms,
+                             const std::string& topic_partition) {
+  r::BatchRecordReader reader(batch, header, r::kDefaultMaxDecompressedBytes);
   if (!reader.status().ok()) return reader.status();
   const auto& h = reader.header();
   const bool check_time = !h.log_append_time();
@@ -102,7 +103,8 @@ r::BatchStatus check_records(protocol::ByteView batch, bool compacted, int64_t b
 }  // namespace
 
 PreparedBatch prepare_batch(const BrokerConfig& config, const Topic& topic, int32_t partition,
-                            const protocol::Records& records, int64_t now_ms) {
+                            const protocol::Records& records, const std::optional<r::BatchHeader>& header,
+                            int64_t now_ms) {
   PreparedBatch out;
   auto cfg = [&](const char* name) { return topic_config_value(config, topic.overrides, name); };
   protocol::ByteView bytes = records.bytes();
@@ -110,7 +112,6 @@ PreparedBatch prepare_batch(const BrokerConfig& config, const Topic& topic, int3
     out.status = r::BatchStatus::invalid("Produce requests with version 3+ must have at least one record batch per partition");
     return out;
   }
-  auto header = r::read_batch_header(bytes);
   if (!header || header->batch_length < 0 || header->total_size() > bytes.size()) {
     out.status = r::BatchStatus::corrupt("Record batch is truncated");
     return out;
@@ -132,10 +133,10 @@ PreparedBatch prepare_batch(const BrokerConfig& config, const Topic& topic, int3
   }
   // From here on the checks are LogValidator's: a refusal that is not
   // corruption carries the log start offset, as Kafka's does.
-  out.status = r::validate_batch(bytes, {.from_client = true, .walk_records = false});
+  out.status = r::validate_batch(bytes, *header, {.from_client = true, .walk_records = false});
   if (out.status.ok()) {
     const bool compacted = cfg("cleanup.policy").find("compact") != std::string::npos;
-    out.status = check_records(bytes, compacted, std::stoll(cfg("message.timestamp.before.max.ms")),
+    out.status = check_records(bytes, *header, compacted, std::stoll(cfg("message.timestamp.before.max.ms")),
                                std::stoll(cfg("message.timestamp.after.max.ms")), now_ms,
                                topic.name + "-" + std::to_string(partition));
   }
@@ -154,10 +155,12 @@ PreparedBatch prepare_batch(const BrokerConfig& config, const Topic& topic, int3
     out.status = r::recompress_batch(bytes, *target, level, r::kDefaultMaxDecompressedBytes, out.rebuilt);
     if (!out.status.ok()) return out;
     out.bytes = std::span<uint8_t>(out.rebuilt.data(), out.rebuilt.size());
+    out.header = *r::read_batch_header(out.rebuilt);  // a new batch: its own header
     return out;
   }
   // The request frame is ours: the append rewrites offsets in place.
   out.bytes = std::span<uint8_t>(const_cast<uint8_t*>(bytes.data()), bytes.size());
+  out.header = *header;
   return out;
 }
 
