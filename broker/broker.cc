@@ -60,6 +60,7 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
                       config_.get_long("queued.max.request.bytes") > 0
                           ? static_cast<size_t>(config_.get_long("queued.max.request.bytes"))
                           : 0),
+      fetch_purgatory_(io.get_executor()),
       blocking_(static_cast<size_t>(config_.get_int("num.io.threads"))),
       producer_ids_(std::filesystem::path(config_.log_dirs().front()) / "runnel-producer-ids") {
   for (const auto& d : config_.log_dirs()) std::filesystem::create_directories(d);
@@ -143,6 +144,7 @@ void Broker::begin_shutdown(std::function<void()> done) {
   stopping_ = true;
   for (auto& w : connections_)
     if (auto c = w.lock()) c->stop_reading();
+  fetch_purgatory_.expire_all();  // waiting fetches answer now, so the connections drain
   asio::co_spawn(io_, drain_connections(std::move(done)), asio::detached);
 }
 

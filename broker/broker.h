@@ -10,6 +10,7 @@
 
 #include "broker/asio.h"
 #include "broker/config.h"
+#include "broker/delayed_operations.h"
 #include "broker/dynamic_broker_config.h"
 #include "broker/producer_ids.h"
 #include "broker/request_memory.h"
@@ -45,6 +46,9 @@ class Broker {
   storage::LogManager& logs() { return *logs_; }
   ProducerIdManager& producer_ids() { return producer_ids_; }
   group::GroupService& groups() { return *groups_; }
+  // Long-poll fetches waiting for data (Kafka's fetch purgatory); every
+  // one is answered when the broker begins to shut down.
+  DelayedOperations& fetch_purgatory() { return fetch_purgatory_; }
 
   // Runs `fn` on the blocking pool; the returned awaitable resumes the
   // caller on its own executor with fn's result (or fn's exception). Not a
@@ -102,6 +106,7 @@ class Broker {
   std::string cluster_id_;
   std::vector<Listener> advertised_;
   RequestMemory request_memory_;
+  DelayedOperations fetch_purgatory_;
   asio::thread_pool blocking_;
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<TopicTable> topics_;

@@ -53,6 +53,7 @@ const std::vector<ConfigDef> kDefs = {
     {"num.network.threads", T::int_, "3", 1, kIntMax},
     {"num.io.threads", T::int_, "8", 1, kIntMax},
     {"request.timeout.ms", T::int_, "30000", 0, kIntMax},
+    {"fetch.max.bytes", T::int_, "57671680", 1024, kIntMax},  // caps a Fetch response's records
     // Log segments, retention, flushing (log.* are defaults of topic configs).
     {"log.segment.bytes", T::int_, "1073741824", 14, kIntMax, {}, true},
     {"log.roll.ms", T::long_, nullptr, 1, INT64_MAX, {}, true},

@@ -2,6 +2,8 @@
 
 #include <sys/sendfile.h>
 
+#include <cassert>
+
 #include "broker/api_registry.h"
 #include "broker/broker.h"
 #include "broker/logging.h"
@@ -26,6 +28,7 @@ constexpr auto kIdlePoll = std::chrono::milliseconds(300);
 constexpr int64_t kNeverIdleMs = 1'000'000'000'000;
 
 void put_size_prefix(proto::Bytes& bytes, size_t body_size) {
+  assert(body_size <= INT32_MAX);  // callers refuse larger frames
   uint32_t n = static_cast<uint32_t>(body_size);
   bytes[0] = static_cast<uint8_t>(n >> 24);
   bytes[1] = static_cast<uint8_t>(n >> 16);
@@ -173,6 +176,14 @@ awaitable<bool> Connection::serve(std::shared_ptr<uint8_t[]> frame, size_t size)
   }
   size_t body = out.bytes.size() - 4;
   for (auto& s : writer.splices()) body += static_cast<size_t>(s.region.length);
+  if (body > INT32_MAX) {
+    // The size prefix is an int32: such a response cannot be framed. The
+    // handlers' limits (fetch.max.bytes) stay far below this; should one
+    // not, the client loses the connection instead of reading a corrupt frame.
+    RLOG_ERROR("closing connection from %s: %s v%d response of %zu bytes exceeds the largest frame", peer_.c_str(),
+               route->name, peek->api_version, body);
+    co_return false;
+  }
   put_size_prefix(out.bytes, body);
   out.splices = writer.splices();
   out.before_send = std::move(ctx.before_send);

@@ -1,5 +1,5 @@
 // A partition this broker leads: its log, its leader epoch and replica set,
-// and the "new data" signal that wakes long-polling fetches.
+// and the fetches waiting for it to change.
 //
 // With one broker every partition has one replica (this node), the ISR is
 // that replica, and the high watermark is the log end offset. The fields a
@@ -10,26 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "broker/asio.h"
+#include "broker/delayed_operations.h"
 #include "broker/producer_state.h"
 #include "storage/log.h"
 
 namespace runnel::broker {
-
-// Wakes every coroutine waiting on it. A waiter passes its own timer, set
-// to its deadline; notify() cancels the timers, which ends their waits.
-class DataSignal {
- public:
-  void add_waiter(const std::shared_ptr<asio::steady_timer>& timer) { waiters_.push_back(timer); }
-  void notify() {
-    for (auto& w : waiters_)
-      if (auto t = w.lock()) t->cancel();
-    waiters_.clear();
-  }
-
- private:
-  std::vector<std::weak_ptr<asio::steady_timer>> waiters_;
-};
 
 class Partition {
  public:
@@ -49,7 +34,10 @@ class Partition {
   const std::vector<int32_t>& replicas() const { return replicas_; }
   const std::vector<int32_t>& isr() const { return replicas_; }
 
-  DataSignal& data_signal() { return signal_; }
+  // The long-poll fetches waiting on this partition (Kafka's delayed fetch
+  // key). Whatever changes what a fetch would read (an append, a deletion)
+  // calls check_and_complete() on it.
+  WatchList& fetch_watchers() { return fetch_watchers_; }
   ProducerStateTable& producers() { return producers_; }
   // Drops producers idle for producer.id.expiration.ms; the broker calls it
   // every producer.id.expiration.check.interval.ms, as Kafka does.
@@ -68,7 +56,7 @@ class Partition {
   std::shared_ptr<storage::Log> log_;
   std::vector<int32_t> replicas_;
   int32_t leader_epoch_ = 0;
-  DataSignal signal_;
+  WatchList fetch_watchers_;
   // Replays the batches in [from, to) into producers_.
   std::error_code replay_producers(int64_t from, int64_t to);
 

@@ -3,11 +3,13 @@
 // compression.type applied: a batch in another codec is recompressed.
 #pragma once
 
+#include <optional>
 #include <span>
 
 #include "broker/config.h"
 #include "broker/topic_table.h"
 #include "protocol/codec/types.h"
+#include "protocol/records/batch_format.h"
 #include "protocol/records/batch_status.h"
 
 namespace runnel::broker {
@@ -15,13 +17,20 @@ namespace runnel::broker {
 struct PreparedBatch {
   protocol::records::BatchStatus status;
   std::span<uint8_t> bytes;  // what to append: the request's bytes, or `rebuilt`
+  protocol::records::BatchHeader header;  // of `bytes`, when the status is ok
   protocol::Bytes rebuilt;   // owns the batch when it was recompressed
+  // Refused by the log's validation rather than the request's checks:
+  // Kafka's answer then carries the partition's log start offset.
+  bool reports_log_start = false;
 };
 
-// `records` is one partition's records field of a Produce request (v3+).
-// The bytes may be rewritten in place by the append, so they must belong to
-// the request frame.
-PreparedBatch prepare_batch(const BrokerConfig& config, const Topic& topic, const protocol::Records& records,
-                            int64_t now_ms);
+// `records` is one partition's records field of a Produce request (v3+),
+// `header` its batch header as the handler read it once (nullopt when the
+// bytes are too short for one); the checks and the record reader use it
+// rather than reading it again. The bytes may be rewritten in place by the
+// append, so they must belong to the request frame.
+PreparedBatch prepare_batch(const BrokerConfig& config, const Topic& topic, int32_t partition,
+                            const protocol::Records& records,
+                            const std::optional<protocol::records::BatchHeader>& header, int64_t now_ms);
 
 }  // namespace runnel::broker

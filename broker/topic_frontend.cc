@@ -110,11 +110,12 @@ awaitable<TopicError> TopicFrontend::remove(std::string name) {
   auto topic = t.find(name);
   if (!topic) co_return TopicError{ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
   t.unpublish(*topic);
-  for (auto& p : topic->partitions) p->data_signal().notify();
   {
     Reservation reserved(t, name);
     co_await remove_logs(name, range(0, static_cast<int32_t>(topic->partitions.size())));
   }
+  // After the logs closed: fetches waiting on them see the topic gone.
+  for (auto& p : topic->partitions) p->fetch_watchers().check_and_complete();
   if (auto ec = co_await persist()) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
   RLOG_INFO("deleted topic %s", name.c_str());
   co_return TopicError{};

@@ -96,14 +96,16 @@ def record(offset_delta, timestamp_delta, key, value, headers=()):
     return varint(len(body)) + body
 
 
-def record_batch(records, base_timestamp, crc_xor=0):
+def record_batch(records, base_timestamp, crc_xor=0, timestamp_deltas=None):
     """An uncompressed v2 batch of (key, value, headers) at CreateTime
-    base_timestamp + i; crc_xor != 0 breaks the CRC on purpose."""
-    recs = b"".join(record(i, i, k, v, h) for i, (k, v, h) in enumerate(records))
+    base_timestamp + i (or + timestamp_deltas[i]); crc_xor != 0 breaks the
+    CRC on purpose."""
+    deltas = list(range(len(records))) if timestamp_deltas is None else timestamp_deltas
+    recs = b"".join(record(i, deltas[i], k, v, h) for i, (k, v, h) in enumerate(records))
     after_crc = (i16(0)                              # attributes: no codec, CreateTime
                  + i32(len(records) - 1)             # lastOffsetDelta
                  + i64(base_timestamp)
-                 + i64(base_timestamp + len(records) - 1)
+                 + i64(base_timestamp + max(deltas))
                  + i64(-1) + i16(-1) + i32(-1)       # producerId, producerEpoch, baseSequence
                  + i32(len(records)) + recs)
     crc = crc32c(after_crc) ^ crc_xor
@@ -175,8 +177,11 @@ def metadata_v1(correlation_id, topics=None):
 
 
 def create_topics_v4(correlation_id, topics, timeout_ms=10000, validate_only=False):
-    """topics: [(name, partitions, replication_factor)]."""
-    items = [string(n) + i32(p) + i16(rf) + array([]) + array([]) for n, p, rf in topics]
+    """topics: [(name, partitions, replication_factor)] or
+    [(name, partitions, replication_factor, {config: value})]."""
+    def configs(t):
+        return array([string(k) + string(v) for k, v in (t[3] if len(t) > 3 else {}).items()])
+    items = [string(t[0]) + i32(t[1]) + i16(t[2]) + array([]) + configs(t) for t in topics]
     body = array(items) + i32(timeout_ms) + i8(1 if validate_only else 0)
     return request(19, 4, correlation_id, body)
 
@@ -196,9 +201,27 @@ def produce_v8(correlation_id, acks, topic_partitions, timeout_ms=30000):
 
 
 def fetch_v4(correlation_id, topic, partition, offset, max_wait_ms=5000, min_bytes=1):
-    body = (i32(-1) + i32(max_wait_ms) + i32(min_bytes) + i32(50 << 20) + i8(0)
-            + array([string(topic) + array([i32(partition) + i64(offset) + i32(1 << 20)])]))
+    return fetch_v4_many(correlation_id, [(topic, [(partition, offset, 1 << 20)])], max_wait_ms, min_bytes)
+
+
+def fetch_v4_many(correlation_id, topics, max_wait_ms=5000, min_bytes=1, max_bytes=50 << 20):
+    """topics: [(topic, [(partition, offset, partition_max_bytes)])], in
+    request order; a topic or partition may be named more than once."""
+    items = [string(t) + array([i32(p) + i64(o) + i32(m) for p, o, m in parts]) for t, parts in topics]
+    body = i32(-1) + i32(max_wait_ms) + i32(min_bytes) + i32(max_bytes) + i8(0) + array(items)
     return request(1, 4, correlation_id, body)
+
+
+def find_coordinator_v1(correlation_id, key, key_type):
+    """v1 adds the key type (0 group, 1 transaction) to v0's single key."""
+    return request(10, 1, correlation_id, string(key) + i8(key_type))
+
+
+def find_coordinator_v4(correlation_id, keys, key_type):
+    """v4+ (flexible) asks for a batch of keys of one type."""
+    body = i8(key_type) + uvarint(len(keys) + 1)
+    body += b"".join(uvarint(len(k) + 1) + k.encode() for k in keys) + uvarint(0)
+    return request(10, 4, correlation_id, body, flexible=True)
 
 
 def init_producer_id_v0(correlation_id, transactional_id=None, timeout_ms=60000):
@@ -250,6 +273,15 @@ class Reader:
 
     def i64(self):
         return struct.unpack(">q", self.take(8))[0]
+
+    def uvarint(self):
+        v = shift = 0
+        while True:
+            b = self.take(1)[0]
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return v
 
     def string(self):
         n = self.i16()
@@ -332,16 +364,19 @@ def read_partitions(r, partition):
     return out
 
 
-def parse_produce_v8(body):
-    """-> {(topic, partition): (error_code, base_offset, error_message)}"""
+def parse_produce_v8(body, detail=False):
+    """-> {(topic, partition): (error_code, base_offset, error_message)};
+    with detail, (error_code, base_offset, error_message, log_start_offset,
+    [(batch_index, batch_index_error_message)])."""
     r = Reader(body)
 
     def partition(r):
         err, base = r.i16(), r.i64()
         r.i64()  # log append time
-        r.i64()  # log start offset
-        r.array(lambda r: (r.i32(), r.string()))  # record errors
-        return err, base, r.string()
+        log_start = r.i64()
+        record_errors = r.array(lambda r: (r.i32(), r.string()))
+        message = r.string()
+        return (err, base, message, log_start, record_errors) if detail else (err, base, message)
 
     out = read_partitions(r, partition)
     r.i32()  # throttle
@@ -390,6 +425,63 @@ def parse_fetch_v4(body):
 
     out = read_partitions(r, partition)
     assert r.done(), "trailing bytes in Fetch v4 response"
+    return out
+
+
+def parse_fetch_v4_in_order(body):
+    """-> [(topic, partition, error_code, high_watermark, records bytes)], as
+    sent (parse_fetch_v4's dict would hide a partition answered twice)."""
+    r = Reader(body)
+    r.i32()  # throttle
+    out = []
+
+    def topic(r):
+        name = r.string()
+
+        def partition(r):
+            index, err, hw = r.i32(), r.i16(), r.i64()
+            r.i64()  # last stable offset
+            r.array(lambda r: (r.i64(), r.i64()))  # aborted transactions
+            n = r.i32()
+            out.append((name, index, err, hw, r.take(max(n, 0))))
+        r.array(partition)
+
+    r.array(topic)
+    assert r.done(), "trailing bytes in Fetch v4 response"
+    return out
+
+
+def parse_find_coordinator_v1(body):
+    """-> (error_code, error_message, node_id)"""
+    r = Reader(body)
+    r.i32()  # throttle
+    err, message, node = r.i16(), r.string(), r.i32()
+    r.string()  # host
+    r.i32()  # port
+    assert r.done(), "trailing bytes in FindCoordinator v1 response"
+    return err, message, node
+
+
+def parse_find_coordinator_v4(body):
+    """-> [(key, node_id, error_code, error_message)] (response header v1)."""
+    r = Reader(body)
+    assert r.i8() == 0, "tagged fields in the response header"
+    r.i32()  # throttle
+
+    def compact_string(r):
+        n = r.uvarint() - 1
+        return None if n < 0 else r.take(n).decode()
+
+    out = []
+    for _ in range(r.uvarint() - 1):
+        key, node = compact_string(r), r.i32()
+        compact_string(r)  # host
+        r.i32()  # port
+        err, message = r.i16(), compact_string(r)
+        assert r.i8() == 0, "tagged fields in a coordinator"
+        out.append((key, node, err, message))
+    assert r.i8() == 0, "tagged fields in the response body"
+    assert r.done(), "trailing bytes in FindCoordinator v4 response"
     return out
 
 

@@ -176,7 +176,7 @@ std::error_code GroupService::append(int32_t partition, const std::vector<Offset
     RLOG_ERROR("append to %s-%d failed: %s", kOffsetsTopic, partition, info.error().message().c_str());
     return info.error();
   }
-  part->data_signal().notify();
+  part->fetch_watchers().check_and_complete();
   return {};
 }
 

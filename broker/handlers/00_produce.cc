@@ -33,15 +33,31 @@ PartitionResponse error_response(int32_t index, ErrorCode code, std::string mess
   return r;
 }
 
+// KIP-467: each refused record by its index in the batch. A rule broken by
+// the batch as a whole names its first record, as Runnel always has.
+void record_errors(const protocol::records::BatchStatus& status, PartitionResponse& r) {
+  for (const auto& e : status.record_errors) r.record_errors.push_back({e.batch_index, e.message, {}});
+  if (status.record_errors.empty() && status.code == ErrorCode::invalid_record)
+    r.record_errors.push_back({0, status.message, {}});
+}
+
+using BatchHeaders = std::vector<std::optional<protocol::records::BatchHeader>>;
+
+// Each partition's batch header, in request order, read once: the
+// transactional check, the validation and the append all use it.
+BatchHeaders read_headers(const p::ProduceRequest& req) {
+  BatchHeaders out;
+  for (const auto& topic : req.topic_data)
+    for (const auto& pd : topic.partition_data)
+      out.push_back(pd.records.is_null() ? std::nullopt : protocol::records::read_batch_header(pd.records.bytes()));
+  return out;
+}
+
 // Kafka's ProduceRequest.hasTransactionalRecords: the first batch of some
 // partition is transactional.
-bool has_transactional_records(const p::ProduceRequest& req) {
-  for (const auto& topic : req.topic_data)
-    for (const auto& pd : topic.partition_data) {
-      if (pd.records.is_null()) continue;
-      auto h = protocol::records::read_batch_header(pd.records.bytes());
-      if (h && h->is_transactional()) return true;
-    }
+bool has_transactional_records(const BatchHeaders& headers) {
+  for (const auto& h : headers)
+    if (h && h->is_transactional()) return true;
   return false;
 }
 
@@ -68,9 +84,10 @@ awaitable<p::ProduceResponse> handle_produce(RequestContext& ctx, p::ProduceRequ
   Broker& b = ctx.broker;
   const int16_t v = ctx.api_version();
   p::ProduceResponse resp;
+  const BatchHeaders headers = read_headers(req);
   ErrorCode request_error = ErrorCode::none;
   if (v < 3) request_error = ErrorCode::unsupported_version;
-  else if (req.transactional_id || has_transactional_records(req))
+  else if (req.transactional_id || has_transactional_records(headers))
     request_error = ErrorCode::transactional_id_authorization_failed;
   else if (req.acks != 0 && req.acks != 1 && req.acks != -1) request_error = ErrorCode::invalid_required_acks;
 
@@ -78,11 +95,13 @@ awaitable<p::ProduceResponse> handle_produce(RequestContext& ctx, p::ProduceRequ
                              std::chrono::system_clock::now().time_since_epoch()).count();
   std::vector<std::shared_ptr<storage::Log>> to_sync;
   bool any_error = false;
+  auto next_header = headers.begin();
   for (auto& topic : req.topic_data) {
     auto& tr = resp.responses.emplace_back();
     tr.name = topic.name;
     auto t = b.topics().find(topic.name);
     for (auto& pd : topic.partition_data) {
+      const auto& received = *next_header++;
       if (request_error != ErrorCode::none) {
         tr.partition_responses.push_back(error_response(pd.index, request_error));
         any_error = true;
@@ -105,20 +124,23 @@ awaitable<p::ProduceResponse> handle_produce(RequestContext& ctx, p::ProduceRequ
           continue;
         }
       }
-      PreparedBatch batch = prepare_batch(b.config(), *t, pd.records, now_ms);
+      PreparedBatch batch = prepare_batch(b.config(), *t, pd.index, pd.records, received, now_ms);
       if (!batch.status.ok()) {
         RLOG_DEBUG("produce to %s-%d refused: %s", topic.name.c_str(), pd.index, batch.status.message.c_str());
         auto r = error_response(pd.index, batch.status.code, batch.status.message);
-        if (v >= 8 && batch.status.code == ErrorCode::invalid_record) r.record_errors.push_back({0, batch.status.message, {}});
+        if (batch.reports_log_start) r.log_start_offset = part->log().log_start_offset();
+        if (v >= 8) record_errors(batch.status, r);
         tr.partition_responses.push_back(std::move(r));
         any_error = true;
         continue;
       }
-      auto header = *protocol::records::read_batch_header(batch.bytes);
+      const auto& header = batch.header;
       if (header.producer_id >= 0) {
         SequenceCheck check = part->producers().check(header);
         if (check.error != ErrorCode::none) {
+          // The log refused it: Kafka reports the log start offset.
           tr.partition_responses.push_back(error_response(pd.index, check.error));
+          tr.partition_responses.back().log_start_offset = part->log().log_start_offset();
           any_error = true;
           continue;
         }
@@ -145,7 +167,7 @@ awaitable<p::ProduceResponse> handle_produce(RequestContext& ctx, p::ProduceRequ
       if (header.producer_id >= 0)
         part->producers().update(header, info->base_offset,
                                  info->log_append_time_ms >= 0 ? info->log_append_time_ms : header.max_timestamp);
-      part->data_signal().notify();
+      part->fetch_watchers().check_and_complete();
       PartitionResponse r;
       r.index = pd.index;
       r.base_offset = info->base_offset;

@@ -1,15 +1,24 @@
 // Fetch (key 1): whole record batches from each partition, sent straight
 // from the segment files with sendfile(2).
 //
-// Long poll: while fewer than MinBytes are ready the request waits, up to
-// MaxWaitMs, for an append to any partition it asks for. Limits: at most
-// PartitionMaxBytes per partition and MaxBytes in all, except that the first
-// partition with data always returns at least one whole batch, so a batch
-// larger than the limits can still be consumed (KIP-74).
+// As Kafka's KafkaApis.handleFetch: a full fetch's partitions go into a map
+// keyed by topic (id and name) and partition, so a partition named twice is
+// read and answered once, with the last mention's offset and limits, in the
+// place of its first mention. Limits: at most PartitionMaxBytes per
+// partition and min(MaxBytes, fetch.max.bytes) in all, except that the
+// first partition with data always returns at least one whole batch, so a
+// batch larger than the limits can still be consumed (KIP-74).
+// Long poll (broker/delayed_fetch.h): while fewer than MinBytes are ready
+// and no partition has an error, the request waits up to MaxWaitMs.
 // Fetch sessions (KIP-227) are not kept: every response carries session id
 // 0, which tells clients to send full fetches; they all support that.
 // v13+ names topics by id.
+#include <map>
+#include <string_view>
+#include <tuple>
+
 #include "broker/broker.h"
+#include "broker/delayed_fetch.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_codes.h"
 
@@ -18,43 +27,32 @@ namespace runnel::broker {
 namespace {
 
 using p::ErrorCode;
-using TopicResponse = p::FetchResponse::FetchableTopicResponse;
-using PartitionData = TopicResponse::PartitionData;
+using FetchTopic = p::FetchRequest::FetchTopic;
+using RequestPartition = FetchTopic::FetchPartition;
 
-struct Target {
-  std::shared_ptr<Partition> partition;
-  PartitionData* out = nullptr;
-  int64_t fetch_offset = 0;
-  int32_t max_bytes = 0;
+// One distinct partition of the request, at the place of its first mention.
+struct Wanted {
+  const FetchTopic* topic;
+  const RequestPartition* partition;  // the last mention: its offset and limits count
 };
 
-// Reads every target into its response slot; returns the bytes found.
-int64_t read_all(std::vector<Target>& targets, int32_t response_max_bytes) {
-  int64_t total = 0;
-  for (auto& t : targets) {
-    if (!t.partition) continue;
-    storage::Log& log = t.partition->log();
-    int64_t budget = std::min<int64_t>(t.max_bytes, std::max<int64_t>(0, response_max_bytes - total));
-    auto read = log.read(t.fetch_offset, budget, std::nullopt, /*min_one_batch=*/total == 0);
-    t.out->high_watermark = log.high_watermark();
-    t.out->last_stable_offset = log.high_watermark();
-    t.out->log_start_offset = log.log_start_offset();
-    if (!read) {
-      bool out_of_range = read.error() == storage::StorageErrc::offset_out_of_range;
-      t.out->error_code = p::code(out_of_range ? ErrorCode::offset_out_of_range : ErrorCode::kafka_storage_error);
-      t.out->records = p::Records::view({});
-      continue;
+// Kafka's FetchRequest.fetchData: a LinkedHashMap keyed by TopicIdPartition.
+std::vector<Wanted> distinct_partitions(const p::FetchRequest& req) {
+  using Key = std::tuple<p::Uuid, std::string_view, int32_t>;
+  std::map<Key, size_t> seen;
+  std::vector<Wanted> out;
+  for (const auto& ft : req.topics)
+    for (const auto& fp : ft.partitions) {
+      auto [it, fresh] = seen.try_emplace(Key{ft.topic_id, ft.topic, fp.partition}, out.size());
+      if (fresh) out.push_back({&ft, &fp});
+      else out[it->second].partition = &fp;
     }
-    t.out->error_code = 0;
-    if (read->records.length > 0) {
-      t.out->records = p::Records::file(read->records);
-      total += read->records.length;
-    } else {
-      t.out->records = p::Records::view({});
-    }
-  }
-  return total;
+  return out;
 }
+
+// Kafka's FetchResponse.toMessage: consecutive partitions of one topic share
+// a topic entry; the order of the request is kept.
+bool same_topic(const FetchTopic& a, const FetchTopic& b) { return a.topic_id == b.topic_id && a.topic == b.topic; }
 
 }  // namespace
 
@@ -69,52 +67,43 @@ awaitable<p::FetchResponse> handle_fetch(RequestContext& ctx, p::FetchRequest& r
     co_return resp;
   }
 
-  std::vector<Target> targets;
-  size_t total_partitions = 0;
-  for (auto& ft : req.topics) total_partitions += ft.partitions.size();
-  targets.reserve(total_partitions);
-  resp.responses.reserve(req.topics.size());
-  for (auto& ft : req.topics) {
-    auto& tr = resp.responses.emplace_back();
-    std::shared_ptr<Topic> topic = v >= 13 ? b.topics().find(ft.topic_id) : b.topics().find(ft.topic);
-    tr.topic = ft.topic;
-    tr.topic_id = ft.topic_id;
-    tr.partitions.reserve(ft.partitions.size());
-    for (auto& fp : ft.partitions) {
-      auto& pd = tr.partitions.emplace_back();
-      pd.partition_index = fp.partition;
-      pd.high_watermark = -1;
-      pd.records = p::Records::view({});
-      if (req.isolation_level == 0) pd.aborted_transactions = std::nullopt;
-      std::shared_ptr<Partition> part =
-          topic && fp.partition >= 0 && fp.partition < static_cast<int32_t>(topic->partitions.size())
-              ? topic->partitions[static_cast<size_t>(fp.partition)]
-              : nullptr;
-      if (!part) {
-        pd.error_code = p::code(v >= 13 && !topic ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition);
-        continue;
-      }
-      if (fp.current_leader_epoch >= 0 && fp.current_leader_epoch != part->leader_epoch()) {
-        pd.error_code = p::code(fp.current_leader_epoch > part->leader_epoch() ? ErrorCode::unknown_leader_epoch
-                                                                                : ErrorCode::fenced_leader_epoch);
-        continue;
-      }
-      targets.push_back({part, &pd, fp.fetch_offset, fp.partition_max_bytes});
+  std::vector<Wanted> wanted = distinct_partitions(req);
+  std::vector<FetchPartition> partitions;
+  partitions.reserve(wanted.size());
+  std::shared_ptr<Topic> topic;
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    const FetchTopic& ft = *wanted[i].topic;
+    const RequestPartition& fp = *wanted[i].partition;
+    if (i == 0 || !same_topic(*wanted[i - 1].topic, ft)) {
+      auto& tr = resp.responses.emplace_back();
+      tr.topic = ft.topic;
+      tr.topic_id = ft.topic_id;
+      topic = v >= 13 ? b.topics().find(ft.topic_id) : b.topics().find(ft.topic);
     }
+    auto& pd = resp.responses.back().partitions.emplace_back();
+    pd.partition_index = fp.partition;
+    pd.high_watermark = -1;
+    pd.records = p::Records::view({});
+    if (req.isolation_level == 0) pd.aborted_transactions = std::nullopt;
+    std::shared_ptr<Partition> part =
+        topic && fp.partition >= 0 && fp.partition < static_cast<int32_t>(topic->partitions.size())
+            ? topic->partitions[static_cast<size_t>(fp.partition)]
+            : nullptr;
+    if (!part)
+      pd.error_code = p::code(v >= 13 && !topic ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition);
+    partitions.push_back({std::move(part), nullptr, fp.fetch_offset, fp.partition_max_bytes, fp.current_leader_epoch});
   }
+  // The response is whole now: its slots stay put.
+  auto next = partitions.begin();
+  for (auto& tr : resp.responses)
+    for (auto& pd : tr.partitions) (next++)->out = &pd;
 
-  int64_t bytes = read_all(targets, req.max_bytes);
-  if (bytes < req.min_bytes && req.max_wait_ms > 0 && !targets.empty()) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(req.max_wait_ms);
-    auto timer = std::make_shared<asio::steady_timer>(b.io());
-    while (bytes < req.min_bytes && std::chrono::steady_clock::now() < deadline && !b.stopping()) {
-      timer->expires_at(deadline);
-      for (auto& t : targets)
-        if (t.partition) t.partition->data_signal().add_waiter(timer);
-      co_await timer->async_wait(as_tuple_awaitable);
-      bytes = read_all(targets, req.max_bytes);
-    }
-  }
+  FetchParams params;
+  params.min_bytes = req.min_bytes;
+  params.max_bytes = std::min<int64_t>(req.max_bytes, b.config().get_int("fetch.max.bytes"));
+  // A broker shutting down answers with what it has.
+  params.max_wait = std::chrono::milliseconds(b.stopping() ? 0 : req.max_wait_ms);
+  co_await fetch_messages(b.fetch_purgatory(), partitions, params);
   co_return resp;
 }
 

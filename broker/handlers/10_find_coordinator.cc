@@ -2,8 +2,11 @@
 // or a transactional id (1). With one broker the answer is this node, for
 // the listener the request arrived on. v0-3 carry one key; v4+ a batch of
 // keys, each with its own error. Runnel has no transaction coordinator yet,
-// so transactional ids get COORDINATOR_NOT_AVAILABLE (what Kafka answers
-// while __transaction_state does not exist); share groups (2) are refused.
+// so transactional ids get TRANSACTIONAL_ID_AUTHORIZATION_FAILED, Kafka's
+// answer for an id the client may not use: clients fail at once, where
+// COORDINATOR_NOT_AVAILABLE is retried for ever (franz-go). InitProducerId
+// and Produce answer transactional ids the same way. Share groups (2) are
+// refused.
 #include "broker/broker.h"
 #include "broker/group/group_service.h"
 #include "broker/handlers/handlers.h"
@@ -27,7 +30,7 @@ Answer find(Broker& b, int8_t key_type) {
       return {ErrorCode::coordinator_not_available, "The coordinator is not available."};
     return {};
   }
-  if (key_type == 1) return {ErrorCode::coordinator_not_available, "The coordinator is not available."};
+  if (key_type == 1) return {ErrorCode::transactional_id_authorization_failed, "Transactional Id authorization failed."};
   return {ErrorCode::invalid_request, "Unknown coordinator type: " + std::to_string(key_type)};
 }
 

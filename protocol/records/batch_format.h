@@ -46,6 +46,8 @@ inline constexpr size_t kHeaderSize = 61;
 inline constexpr size_t kLogOverhead = 12;
 
 inline constexpr int8_t kMagicV2 = 2;
+// RecordBatch.NO_TIMESTAMP: a record without a timestamp.
+inline constexpr int64_t kNoTimestamp = -1;
 
 enum class Compression : uint8_t { none = 0, gzip = 1, snappy = 2, lz4 = 3, zstd = 4 };
 

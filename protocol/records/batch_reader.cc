@@ -56,6 +56,15 @@ BatchRecordReader::BatchRecordReader(ByteView batch, size_t max_decompressed_byt
     return;
   }
   header_ = *header;
+  open(batch, max_decompressed_bytes);
+}
+
+BatchRecordReader::BatchRecordReader(ByteView batch, const BatchHeader& header, size_t max_decompressed_bytes)
+    : header_(header) {
+  open(batch, max_decompressed_bytes);
+}
+
+void BatchRecordReader::open(ByteView batch, size_t max_decompressed_bytes) {
   if (header_.batch_length < kMinBatchLength || header_.total_size() != batch.size()) {
     status_ = BatchStatus::corrupt("batchLength does not match the batch size");
     return;

@@ -59,6 +59,8 @@ class BatchRecordReader {
   // Checks the framing and decompresses at most `max_decompressed_bytes`;
   // status() reports a failure. The CRC is not checked here.
   BatchRecordReader(ByteView batch, size_t max_decompressed_bytes);
+  // The same, with `batch`'s header as the caller already read it.
+  BatchRecordReader(ByteView batch, const BatchHeader& header, size_t max_decompressed_bytes);
   BatchRecordReader(const BatchRecordReader&) = delete;
   BatchRecordReader& operator=(const BatchRecordReader&) = delete;
 
@@ -74,6 +76,8 @@ class BatchRecordReader {
   int32_t records_read() const { return read_; }
 
  private:
+  void open(ByteView batch, size_t max_decompressed_bytes);
+
   BatchHeader header_;
   Bytes decompressed_;
   ByteView records_;

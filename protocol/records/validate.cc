@@ -19,11 +19,7 @@ std::string hex(uint32_t v) {
   return buf;
 }
 
-BatchStatus check_framing(ByteView batch, BatchHeader& header) {
-  if (batch.size() < kHeaderSize)
-    return BatchStatus::corrupt("batch of " + str(batch.size()) + " bytes is shorter than the " +
-                                str(kHeaderSize) + "-byte header");
-  header = *read_batch_header(batch);
+BatchStatus check_framing(ByteView batch, const BatchHeader& header) {
   if (header.batch_length < static_cast<int32_t>(kHeaderSize - kLogOverhead))
     return BatchStatus::corrupt("batchLength " + str(header.batch_length) + " is smaller than the header");
   if (header.total_size() != batch.size())
@@ -61,8 +57,8 @@ BatchStatus check_log_rules(const BatchHeader& h) {
   return {};
 }
 
-BatchStatus walk_records(ByteView batch, const ValidateOptions& options) {
-  BatchRecordReader reader(batch, options.max_decompressed_bytes);
+BatchStatus walk_records(ByteView batch, const BatchHeader& header, const ValidateOptions& options) {
+  BatchRecordReader reader(batch, header, options.max_decompressed_bytes);
   if (!reader.status().ok()) return reader.status();
   const BatchHeader& h = reader.header();
   Record record;
@@ -83,10 +79,17 @@ BatchStatus walk_records(ByteView batch, const ValidateOptions& options) {
 }  // namespace
 
 BatchStatus validate_batch(ByteView batch, const ValidateOptions& options) {
-  BatchHeader header;
+  auto header = read_batch_header(batch);
+  if (!header)
+    return BatchStatus::corrupt("batch of " + str(batch.size()) + " bytes is shorter than the " +
+                                str(kHeaderSize) + "-byte header");
+  return validate_batch(batch, *header, options);
+}
+
+BatchStatus validate_batch(ByteView batch, const BatchHeader& header, const ValidateOptions& options) {
   if (auto s = check_framing(batch, header); !s.ok()) return s;
   if (auto s = options.from_client ? check_client_rules(header) : check_log_rules(header); !s.ok()) return s;
-  if (options.walk_records) return walk_records(batch, options);
+  if (options.walk_records) return walk_records(batch, header, options);
   return {};
 }
 

@@ -19,6 +19,7 @@
 #include <cstddef>
 
 #include "protocol/codec/types.h"
+#include "protocol/records/batch_format.h"
 #include "protocol/records/batch_status.h"
 
 namespace runnel::protocol::records {
@@ -37,5 +38,7 @@ struct ValidateOptions {
 // Validates one whole batch: `batch` must be exactly kLogOverhead +
 // batchLength bytes.
 BatchStatus validate_batch(ByteView batch, const ValidateOptions& options = {});
+// The same, with `batch`'s header as the caller already read it.
+BatchStatus validate_batch(ByteView batch, const BatchHeader& header, const ValidateOptions& options = {});
 
 }  // namespace runnel::protocol::records
