@@ -121,6 +121,17 @@ struct Group {
   bool is_leader(const std::string& member_id) const { return leader_id && *leader_id == member_id; }
   // A static member known under another member id (KIP-345 fencing).
   bool is_static_member_fenced(const std::optional<std::string>& instance_id, const std::string& member_id) const;
+  // Kafka's validateMember (Heartbeat, SyncGroup, LeaveGroup, OffsetCommit):
+  // a request naming a group.instance.id must come from that instance's
+  // current member id (UNKNOWN_MEMBER_ID when the instance is unknown,
+  // FENCED_INSTANCE_ID when another member id holds it), and the member
+  // must be in the group (UNKNOWN_MEMBER_ID).
+  ErrorCode validate_member(const std::string& member_id, const std::optional<std::string>& instance_id) const;
+  // Kafka's validateOffsetCommit, in its order: the member, then its
+  // generation, then the rebalance state. Generation -1 on an Empty group is
+  // a consumer that only stores offsets here (or the admin client).
+  ErrorCode validate_offset_commit(const std::string& member_id, const std::optional<std::string>& instance_id,
+                                   int32_t generation_id) const;
   bool supports_protocols(const std::string& member_protocol_type, const std::vector<Protocol>& protocols) const;
   bool has_all_members_joined() const;
   size_t awaiting_join_count() const;

@@ -442,9 +442,8 @@ void GroupCoordinator::sync(SyncRequest req, SyncCallback done) {
   if (!gp) return done(sync_error(ErrorCode::unknown_member_id));
   Group& g = *gp;
   if (g.state == GroupState::dead) return done(sync_error(ErrorCode::coordinator_not_available));
-  if (g.is_static_member_fenced(req.group_instance_id, req.member_id))
-    return done(sync_error(ErrorCode::fenced_instance_id));
-  if (!g.has(req.member_id)) return done(sync_error(ErrorCode::unknown_member_id));
+  if (ErrorCode e = g.validate_member(req.member_id, req.group_instance_id); e != ErrorCode::none)
+    return done(sync_error(e));
   if (req.generation != g.generation) return done(sync_error(ErrorCode::illegal_generation));
   if ((req.protocol_type && req.protocol_type != g.protocol_type) ||
       (req.protocol_name && req.protocol_name != g.protocol_name))
@@ -538,8 +537,7 @@ ErrorCode GroupCoordinator::heartbeat(const std::string& group_id, const std::st
   Group* g = find_mutable(group_id);
   if (!g) return ErrorCode::unknown_member_id;
   if (g->state == GroupState::dead) return ErrorCode::coordinator_not_available;
-  if (g->is_static_member_fenced(group_instance_id, member_id)) return ErrorCode::fenced_instance_id;
-  if (!g->has(member_id)) return ErrorCode::unknown_member_id;
+  if (ErrorCode e = g->validate_member(member_id, group_instance_id); e != ErrorCode::none) return e;
   if (generation != g->generation) return ErrorCode::illegal_generation;
   schedule_heartbeat(g->members.at(member_id));
   if (g->state == GroupState::preparing_rebalance) return ErrorCode::rebalance_in_progress;
@@ -570,12 +568,8 @@ LeaveResult GroupCoordinator::leave(const std::string& group_id, const std::vect
       else remove_member_and_update_group(*g, std::string(it->second), "removed by instance id");
     } else if (g->pending_members.count(lm.member_id)) {
       remove_pending_member(*g, lm.member_id);
-    } else if (g->is_static_member_fenced(lm.group_instance_id, lm.member_id)) {
-      e = ErrorCode::fenced_instance_id;
-    } else if (g->has(lm.member_id)) {
+    } else if (e = g->validate_member(lm.member_id, lm.group_instance_id); e == ErrorCode::none) {
       remove_member_and_update_group(*g, lm.member_id, "member left");
-    } else {
-      e = ErrorCode::unknown_member_id;
     }
     r.members.push_back(e);
   }
@@ -641,17 +635,15 @@ void GroupCoordinator::commit_offsets(OffsetCommitRequest& req) {
   Group* g = find_mutable(req.group_id);
   if (!g) {
     // Generation -1: a standalone consumer that only stores offsets here.
-    if (req.generation >= 0) return fail_all(ErrorCode::illegal_generation);
+    if (req.generation >= 0)
+      return fail_all(req.unknown_group_not_found ? ErrorCode::group_id_not_found : ErrorCode::illegal_generation);
     g = &get_or_create(req.group_id);
   }
-  if (g->state == GroupState::dead) return fail_all(ErrorCode::coordinator_not_available);
-  if (g->is_static_member_fenced(req.group_instance_id, req.member_id)) return fail_all(ErrorCode::fenced_instance_id);
-  if (!(req.generation < 0 && g->state == GroupState::empty)) {
-    if (g->state == GroupState::completing_rebalance) return fail_all(ErrorCode::rebalance_in_progress);
-    if (!g->has(req.member_id)) return fail_all(ErrorCode::unknown_member_id);
-    if (req.generation != g->generation) return fail_all(ErrorCode::illegal_generation);
-    schedule_heartbeat(g->members.at(req.member_id));
-  }
+  if (ErrorCode e = g->validate_offset_commit(req.member_id, req.group_instance_id, req.generation); e != ErrorCode::none)
+    return fail_all(e);
+  // A commit keeps the member's session alive, as a heartbeat would.
+  if (g->state == GroupState::stable || g->state == GroupState::preparing_rebalance)
+    if (auto m = g->members.find(req.member_id); m != g->members.end()) schedule_heartbeat(m->second);
   const int64_t t = now();
   std::vector<OffsetsRecord> records;
   std::vector<std::pair<TopicPartition, CommittedOffset>> staged;

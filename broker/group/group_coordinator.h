@@ -102,6 +102,9 @@ struct OffsetCommitRequest {
   std::string member_id;
   std::optional<std::string> group_instance_id;
   int64_t retention_ms = -1;  // OffsetCommit v2-4; -1: the broker's retention
+  // OffsetCommit v9+ answers GROUP_ID_NOT_FOUND for a group that does not
+  // exist (older versions ILLEGAL_GENERATION), as Kafka's OffsetMetadataManager.
+  bool unknown_group_not_found = false;
   std::vector<OffsetCommitEntry> entries;
 };
 

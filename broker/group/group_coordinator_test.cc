@@ -74,6 +74,17 @@ struct Fixture {
     return (*first)->member_id;
   }
 
+  // A static member joins alone: generation 1, CompletingRebalance. Returns its member id.
+  std::string join_static_member(const std::string& instance) {
+    auto req = join_request("");
+    req.group_instance_id = instance;
+    auto j = join(req);
+    advance(1);
+    REQUIRE(j->has_value());
+    REQUIRE((*j)->error == ErrorCode::none);
+    return (*j)->member_id;
+  }
+
   // One member, Stable at generation 1.
   std::string stable_single_member() {
     std::string id = join_member();
@@ -89,11 +100,14 @@ struct Fixture {
     return id;
   }
 
-  ErrorCode commit(const std::string& member, int32_t generation, int64_t offset = 5) {
+  ErrorCode commit(const std::string& member, int32_t generation, int64_t offset = 5,
+                   std::optional<std::string> instance = std::nullopt, bool v9 = false) {
     OffsetCommitRequest r;
     r.group_id = "g";
     r.member_id = member;
     r.generation = generation;
+    r.group_instance_id = std::move(instance);
+    r.unknown_group_not_found = v9;
     r.entries.push_back({"t", 0, offset, -1, std::string("m"), ErrorCode::none});
     gc->commit_offsets(r);
     return r.entries[0].error;
@@ -328,16 +342,12 @@ TEST_CASE("offsets and groups survive a reload from the records") {
 
 TEST_CASE("a static member restarting keeps its place without a rebalance") {
   Fixture f;
-  auto req = f.join_request("");
-  req.group_instance_id = "instance-1";
-  auto j = f.join(req);
-  f.advance(1);
-  REQUIRE(j->has_value());
-  REQUIRE((*j)->error == ErrorCode::none);
-  std::string old_id = (*j)->member_id;
+  std::string old_id = f.join_static_member("instance-1");
   auto s = f.sync(old_id, 1, {{old_id, {4}}});
   REQUIRE(f.gc->find("g")->state == GroupState::stable);
   // Restart: a new join with the same instance id and no member id.
+  auto req = f.join_request("");
+  req.group_instance_id = "instance-1";
   auto j2 = f.join(req);
   REQUIRE(j2->has_value());
   CHECK((*j2)->error == ErrorCode::none);
@@ -459,4 +469,66 @@ TEST_CASE("members that all sync in time are not removed by the sync deadline") 
   CHECK(g->state == GroupState::stable);
   CHECK(g->members.size() == 2);
   CHECK(g->generation == 1);
+}
+
+// Kafka's ClassicGroup.validateOffsetCommit: the member first, then its
+// generation, then the rebalance state. A consumer committing from its
+// rebalance callback with an old generation must learn ILLEGAL_GENERATION
+// (Java: CommitFailedException), not REBALANCE_IN_PROGRESS.
+TEST_CASE("OffsetCommit during CompletingRebalance checks the member, then the generation, then the state") {
+  Fixture f;
+  auto [leader, follower] = two_members_joined(f);
+  CHECK(f.commit("nobody", 1) == ErrorCode::unknown_member_id);
+  CHECK(f.commit(follower, 0) == ErrorCode::illegal_generation);
+  CHECK(f.commit(leader, -1) == ErrorCode::illegal_generation);
+  // No member id and generation -1: only an Empty group takes such a commit.
+  CHECK(f.commit("", -1) == ErrorCode::unknown_member_id);
+  // A current member of the current generation: finish the rebalance first.
+  CHECK(f.commit(leader, 1) == ErrorCode::rebalance_in_progress);
+  CHECK(f.store.records.empty());
+}
+
+TEST_CASE("OffsetCommit from static members: FENCED_INSTANCE_ID, unknown instances UNKNOWN_MEMBER_ID") {
+  Fixture f;
+  const std::string id = f.join_static_member("instance-1");
+  REQUIRE(f.gc->find("g")->state == GroupState::completing_rebalance);
+  CHECK(f.commit("someone-else", 0, 5, "instance-1") == ErrorCode::fenced_instance_id);
+  CHECK(f.commit(id, 1, 5, "instance-2") == ErrorCode::unknown_member_id);
+  CHECK(f.commit(id, 0, 5, "instance-1") == ErrorCode::illegal_generation);
+  CHECK(f.commit(id, 1, 5, "instance-1") == ErrorCode::rebalance_in_progress);
+  f.sync(id, 1, {{id, {1}}});
+  REQUIRE(f.gc->find("g")->state == GroupState::stable);
+  CHECK(f.commit(id, 1, 5, "instance-2") == ErrorCode::unknown_member_id);
+  CHECK(f.commit(id, 1, 5, "instance-1") == ErrorCode::none);
+}
+
+TEST_CASE("OffsetCommit to a group that does not exist: ILLEGAL_GENERATION, GROUP_ID_NOT_FOUND from v9") {
+  Fixture f;
+  CHECK(f.commit("m", 1) == ErrorCode::illegal_generation);
+  CHECK(f.commit("m", 1, 5, std::nullopt, true) == ErrorCode::group_id_not_found);
+  CHECK(f.gc->find("g") == nullptr);
+  // Generation -1 creates the standalone consumer's group, with or without a member id.
+  CHECK(f.commit("m", -1, 5, std::nullopt, true) == ErrorCode::none);
+  CHECK(f.commit("", -1) == ErrorCode::none);
+  CHECK(f.gc->find("g")->state == GroupState::empty);
+}
+
+TEST_CASE("Heartbeat, SyncGroup and LeaveGroup answer UNKNOWN_MEMBER_ID for an unknown group.instance.id") {
+  // Kafka's validateMember: the instance id must name the member.
+  Fixture f;
+  std::string id = f.stable_single_member();
+  CHECK(f.gc->heartbeat("g", id, std::string("instance-x"), 1) == ErrorCode::unknown_member_id);
+  auto slot = std::make_shared<std::optional<SyncResult>>();
+  SyncRequest sr;
+  sr.group_id = "g";
+  sr.member_id = id;
+  sr.group_instance_id = "instance-x";
+  sr.generation = 1;
+  f.gc->sync(sr, [slot](SyncResult r) { *slot = std::move(r); });
+  REQUIRE(slot->has_value());
+  CHECK((*slot)->error == ErrorCode::unknown_member_id);
+  auto leave = f.gc->leave("g", {{id, std::string("instance-x")}});
+  CHECK(leave.members.at(0) == ErrorCode::unknown_member_id);
+  CHECK(f.gc->find("g")->has(id));
+  CHECK(f.gc->heartbeat("g", id, std::nullopt, 1) == ErrorCode::none);
 }
