@@ -289,8 +289,10 @@ void GroupCoordinator::add_member_and_rebalance(Group& g, JoinRequest& req, cons
   if (m.group_instance_id) g.static_members[*m.group_instance_id] = member_id;
   if (!g.leader_id || !g.has(*g.leader_id)) g.leader_id = member_id;
   g.pending_members.erase(member_id);
-  // During the group's first rebalance, a new member extends the initial delay.
-  if (g.state == GroupState::preparing_rebalance && g.generation == 0) g.new_member_added = true;
+  // A new member extends the initial delay of a rebalance that started from
+  // Empty (Kafka: the previous state was Empty), whether or not the group had
+  // generations before: a consumer fleet restarting forms one generation.
+  if (g.state == GroupState::preparing_rebalance && g.initial_delay) g.new_member_added = true;
   Member& placed = g.members[member_id] = std::move(m);
   schedule_heartbeat(placed);
   maybe_prepare_rebalance(g, "Adding new member " + member_id);

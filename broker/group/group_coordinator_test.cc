@@ -532,3 +532,39 @@ TEST_CASE("Heartbeat, SyncGroup and LeaveGroup answer UNKNOWN_MEMBER_ID for an u
   CHECK(f.gc->find("g")->has(id));
   CHECK(f.gc->heartbeat("g", id, std::nullopt, 1) == ErrorCode::none);
 }
+
+// Kafka's InitialDelayedJoin applies whenever a rebalance starts from Empty,
+// and every member arriving during it extends it (up to the rebalance
+// timeout): a fleet of consumers restarting into a group that has existed
+// for a long time forms one generation, not one per late member.
+TEST_CASE("the initial rebalance delay is extended for a group that had generations before") {
+  Fixture f(3000);
+  // Generation 1 with one member, offsets committed, then the group empties.
+  std::string old = f.join_member();
+  auto j = f.join(f.join_request(old));
+  f.advance(3000);
+  REQUIRE(j->has_value());
+  REQUIRE((*j)->generation == 1);
+  f.sync(old, 1, {{old, {1}}});
+  REQUIRE(f.commit(old, 1) == ErrorCode::none);
+  f.gc->leave("g", {{old, std::nullopt}});
+  const int32_t before = f.gc->find("g")->generation;
+  REQUIRE(f.gc->find("g")->state == GroupState::empty);
+  REQUIRE(before > 0);
+
+  // Three members arrive 2 s apart; each arrival extends the 3 s delay.
+  std::vector<std::shared_ptr<std::optional<JoinResult>>> joins;
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0) f.advance(2000);
+    joins.push_back(f.join(f.join_request(f.join_member())));
+  }
+  for (auto& jr : joins) CHECK(!jr->has_value());
+  for (int i = 0; i < 20 && !joins.back()->has_value(); ++i) f.advance(1000);  // up to the rebalance timeout
+  for (auto& jr : joins) {
+    REQUIRE(jr->has_value());
+    CHECK((*jr)->error == ErrorCode::none);
+    CHECK((*jr)->generation == before + 1);
+  }
+  CHECK(f.gc->find("g")->generation == before + 1);
+  CHECK(f.gc->find("g")->members.size() == 3);
+}
