@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <tuple>
+
 #include "broker/group/offsets_format.h"
 
 using namespace runnel::broker::group;
@@ -19,20 +21,53 @@ struct MemoryStore : OffsetsStore {
   }
 };
 
+// The coordinator's timers on a virtual clock: advancing it runs what is
+// due, earliest first, with the clock at each deadline as a real one would be.
+struct VirtualTimer : CoordinatorTimer {
+  struct Task {
+    int64_t deadline_ms;
+    uint64_t order;
+    std::function<void()> operation;
+  };
+  std::map<std::string, Task> tasks;
+  uint64_t scheduled = 0;
+
+  void schedule(const std::string& key, int64_t deadline_ms, std::function<void()> operation) override {
+    tasks[key] = Task{deadline_ms, scheduled++, std::move(operation)};
+  }
+  void cancel(const std::string& key) override { tasks.erase(key); }
+  bool has(const std::string& key) const { return tasks.count(key) > 0; }
+
+  void advance_to(int64_t& now, int64_t until) {
+    for (;;) {
+      auto due = tasks.end();
+      for (auto it = tasks.begin(); it != tasks.end(); ++it)
+        if (it->second.deadline_ms <= until &&
+            (due == tasks.end() || std::tie(it->second.deadline_ms, it->second.order) <
+                                       std::tie(due->second.deadline_ms, due->second.order)))
+          due = it;
+      if (due == tasks.end()) break;
+      now = std::max(now, due->second.deadline_ms);
+      auto operation = std::move(due->second.operation);
+      tasks.erase(due);
+      operation();
+    }
+    now = until;
+  }
+};
+
 struct Fixture {
   int64_t now = 1'000'000;
   MemoryStore store;
   CoordinatorConfig config;
+  VirtualTimer timer;
   std::unique_ptr<GroupCoordinator> gc;
 
   explicit Fixture(int32_t initial_delay = 0) {
     config.initial_rebalance_delay_ms = initial_delay;
-    gc = std::make_unique<GroupCoordinator>(config, store, [this] { return now; });
+    gc = std::make_unique<GroupCoordinator>(config, store, [this] { return now; }, timer);
   }
-  void advance(int64_t ms) {
-    now += ms;
-    gc->tick();
-  }
+  void advance(int64_t ms) { timer.advance_to(now, now + ms); }
 
   JoinRequest join_request(const std::string& member, int32_t session = 10000) {
     JoinRequest r;
@@ -283,7 +318,7 @@ TEST_CASE("INCONSISTENT_GROUP_PROTOCOL when protocols do not overlap") {
 TEST_CASE("GROUP_MAX_SIZE_REACHED beyond group.max.size") {
   Fixture f;
   f.config.max_size = 1;
-  f.gc = std::make_unique<GroupCoordinator>(f.config, f.store, [&f] { return f.now; });
+  f.gc = std::make_unique<GroupCoordinator>(f.config, f.store, [&f] { return f.now; }, f.timer);
   f.stable_single_member();
   auto r = f.join(f.join_request(""));
   CHECK((*r)->error == ErrorCode::group_max_size_reached);
@@ -320,7 +355,8 @@ TEST_CASE("offsets and groups survive a reload from the records") {
   CHECK(f.commit(a, 1, 77) == ErrorCode::none);
 
   MemoryStore store2;
-  GroupCoordinator reloaded(f.config, store2, [&f] { return f.now; });
+  VirtualTimer timer2;
+  GroupCoordinator reloaded(f.config, store2, [&f] { return f.now; }, timer2);
   int32_t p = reloaded.partition_for("g");
   reloaded.begin_loading(p);
   for (auto& [part, r] : f.store.records) {
@@ -459,7 +495,7 @@ TEST_CASE("members that all sync in time are not removed by the sync deadline") 
   auto [leader, follower] = two_members_joined(f);
   f.sync(follower, 1);
   f.sync(leader, 1, {{leader, {1}}, {follower, {2}}});
-  CHECK(f.gc->find("g")->sync_deadline_ms == 0);
+  CHECK(!f.timer.has("sync-g"));
   for (int i = 0; i < 5; ++i) {
     f.advance(6000);
     f.gc->heartbeat("g", follower, std::nullopt, 1);
@@ -567,4 +603,55 @@ TEST_CASE("the initial rebalance delay is extended for a group that had generati
   }
   CHECK(f.gc->find("g")->generation == before + 1);
   CHECK(f.gc->find("g")->members.size() == 3);
+}
+
+// The coordinator's timers: one per member session, one per pending join or
+// sync, each due at its deadline and cancelled when its condition is met
+// early, so an idle group waits on its members' sessions and nothing else.
+TEST_CASE("a Stable group waits on nothing but its members' sessions") {
+  Fixture f;
+  std::string id = f.stable_single_member();
+  REQUIRE(f.timer.tasks.size() == 1);
+  REQUIRE(f.timer.has("heartbeat-g-" + id));
+  CHECK(f.timer.tasks.at("heartbeat-g-" + id).deadline_ms == f.now + 10000);
+  // A heartbeat moves the session's deadline instead of adding one.
+  f.advance(4000);
+  CHECK(f.gc->heartbeat("g", id, std::nullopt, 1) == ErrorCode::none);
+  CHECK(f.timer.tasks.size() == 1);
+  CHECK(f.timer.tasks.at("heartbeat-g-" + id).deadline_ms == f.now + 10000);
+}
+
+TEST_CASE("the join completes when the last member rejoins, and its timer and the sync timer go") {
+  Fixture f;
+  auto [leader, follower] = two_members_joined(f);
+  CHECK(!f.timer.has("join-g"));
+  REQUIRE(f.timer.has("sync-g"));
+  f.sync(follower, 1);
+  f.sync(leader, 1, {{leader, {1}}, {follower, {2}}});
+  CHECK(!f.timer.has("sync-g"));
+  // The leader rejoins: a rebalance with the rebalance timeout as its deadline...
+  auto jl = f.join(f.join_request(leader));
+  REQUIRE(f.timer.has("join-g"));
+  CHECK(f.timer.tasks.at("join-g").deadline_ms == f.now + 20000);
+  // ...that completes the moment the follower rejoins, without waiting for it.
+  auto jf = f.join(f.join_request(follower));
+  REQUIRE(jl->has_value());
+  REQUIRE(jf->has_value());
+  CHECK((*jf)->generation == 2);
+  CHECK(!f.timer.has("join-g"));
+  CHECK(f.timer.has("sync-g"));
+}
+
+TEST_CASE("a pending member that never comes back expires with its session; a deleted group leaves no timer") {
+  Fixture f;
+  std::string pending = f.join_member();
+  REQUIRE(f.timer.has("heartbeat-g-" + pending));
+  f.advance(10000);
+  CHECK(f.gc->find("g")->pending_members.empty());
+  CHECK(f.timer.tasks.empty());
+
+  std::string a = f.stable_single_member();
+  f.gc->leave("g", {{a, std::nullopt}});
+  REQUIRE(f.gc->delete_group("g") == ErrorCode::none);
+  CHECK(f.timer.tasks.empty());
 }
