@@ -51,15 +51,20 @@ def member_main(bootstrap, group, topic, instance_id):
 class Member:
     def __init__(self, bootstrap, group, topic, instance_id="-"):
         self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--member", bootstrap, group, topic,
-                                      instance_id], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                                      instance_id], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.events = []
+        self.pending = b""
 
     def read(self, timeout):
-        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        # Read the pipe itself, not a buffered file over it: a readline()
+        # may buffer the next line too (a revoke and an assignment printed
+        # together), and select() would then never report it.
+        fd = self.proc.stdout.fileno()
+        r, _, _ = select.select([fd], [], [], timeout)
         if r:
-            line = self.proc.stdout.readline()
-            if line:
-                self.events.append(json.loads(line))
+            self.pending += os.read(fd, 65536)
+            *lines, self.pending = self.pending.split(b"\n")
+            self.events.extend(json.loads(line) for line in lines if line)
 
     @property
     def assignment(self):

@@ -30,6 +30,30 @@ bool Group::is_static_member_fenced(const std::optional<std::string>& instance_i
   return it != static_members.end() && it->second != member_id;
 }
 
+ErrorCode Group::validate_member(const std::string& member_id, const std::optional<std::string>& instance_id) const {
+  if (instance_id) {
+    auto it = static_members.find(*instance_id);
+    if (it == static_members.end()) return ErrorCode::unknown_member_id;
+    if (it->second != member_id) return ErrorCode::fenced_instance_id;
+  }
+  return has(member_id) ? ErrorCode::none : ErrorCode::unknown_member_id;
+}
+
+ErrorCode Group::validate_offset_commit(const std::string& member_id, const std::optional<std::string>& instance_id,
+                                        int32_t generation_id) const {
+  if (state == GroupState::dead) return ErrorCode::coordinator_not_available;
+  if (generation_id < 0 && state == GroupState::empty) return ErrorCode::none;
+  // Without member id, generation or instance id (OffsetCommit v0's shape)
+  // only an Empty group accepts offsets.
+  if (generation_id < 0 && member_id.empty() && !instance_id) return ErrorCode::unknown_member_id;
+  if (ErrorCode e = validate_member(member_id, instance_id); e != ErrorCode::none) return e;
+  if (generation_id != generation) return ErrorCode::illegal_generation;
+  // The member has this generation's JoinGroup answer but not its
+  // assignment yet: it should finish the rebalance, then commit.
+  if (state == GroupState::completing_rebalance) return ErrorCode::rebalance_in_progress;
+  return ErrorCode::none;
+}
+
 bool Group::supports_protocols(const std::string& member_protocol_type, const std::vector<Protocol>& protocols) const {
   if (members.empty()) return !member_protocol_type.empty() && !protocols.empty();
   if (!protocol_type || *protocol_type != member_protocol_type) return false;

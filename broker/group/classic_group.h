@@ -72,7 +72,6 @@ struct Member {
   Bytes assignment;
   JoinCallback awaiting_join;  // set while its JoinGroup waits
   SyncCallback awaiting_sync;  // set while its SyncGroup waits
-  int64_t heartbeat_deadline_ms = 0;
   uint64_t join_order = 0;  // leader choice prefers the earliest joined
 
   const Bytes* metadata(const std::string& protocol) const;
@@ -101,26 +100,37 @@ struct Group {
   int64_t current_state_timestamp = -1;
   std::map<std::string, Member> members;
   std::map<std::string, std::string> static_members;  // group.instance.id -> member id
-  std::map<std::string, int64_t> pending_members;     // KIP-394: member id -> expiry
+  std::set<std::string> pending_members;              // KIP-394: ids handed out, not yet joined
   std::map<TopicPartition, CommittedOffset> offsets;
 
-  // The pending join (Kafka's DelayedJoin / InitialDelayedJoin).
+  // The pending join (Kafka's DelayedJoin / InitialDelayedJoin), timed by
+  // the coordinator's join-<group> timer.
   bool initial_delay = false;
-  int64_t join_deadline_ms = 0;
   int32_t initial_remaining_ms = 0;
   bool new_member_added = false;
 
   // Members that have not sent SyncGroup since the join completed (Kafka's
-  // pendingSyncMembers). Whoever is still pending at sync_deadline_ms (the
-  // rebalance timeout after the join) is removed and the group rebalances:
-  // a member that joined but never syncs cannot hold the group forever.
+  // pendingSyncMembers). Whoever is still pending when the sync-<group>
+  // timer fires (the rebalance timeout after the join) is removed and the
+  // group rebalances: a member that joined but never syncs cannot hold the
+  // group forever.
   std::set<std::string> pending_sync;
-  int64_t sync_deadline_ms = 0;  // 0: none scheduled
 
   bool has(const std::string& member_id) const { return members.count(member_id) > 0; }
   bool is_leader(const std::string& member_id) const { return leader_id && *leader_id == member_id; }
   // A static member known under another member id (KIP-345 fencing).
   bool is_static_member_fenced(const std::optional<std::string>& instance_id, const std::string& member_id) const;
+  // Kafka's validateMember (Heartbeat, SyncGroup, LeaveGroup, OffsetCommit):
+  // a request naming a group.instance.id must come from that instance's
+  // current member id (UNKNOWN_MEMBER_ID when the instance is unknown,
+  // FENCED_INSTANCE_ID when another member id holds it), and the member
+  // must be in the group (UNKNOWN_MEMBER_ID).
+  ErrorCode validate_member(const std::string& member_id, const std::optional<std::string>& instance_id) const;
+  // Kafka's validateOffsetCommit, in its order: the member, then its
+  // generation, then the rebalance state. Generation -1 on an Empty group is
+  // a consumer that only stores offsets here (or the admin client).
+  ErrorCode validate_offset_commit(const std::string& member_id, const std::optional<std::string>& instance_id,
+                                   int32_t generation_id) const;
   bool supports_protocols(const std::string& member_protocol_type, const std::vector<Protocol>& protocols) const;
   bool has_all_members_joined() const;
   size_t awaiting_join_count() const;

@@ -30,6 +30,14 @@ std::string random_uuid_text() {
   return buf;
 }
 
+// The timers' keys, Kafka's (classicGroupHeartbeatKey, classicGroupJoinKey,
+// classicGroupSyncKey).
+std::string heartbeat_key(const std::string& group, const std::string& member) {
+  return "heartbeat-" + group + "-" + member;
+}
+std::string join_key(const std::string& group) { return "join-" + group; }
+std::string sync_key(const std::string& group) { return "sync-" + group; }
+
 JoinResult join_error(const std::string& member_id, ErrorCode error) {
   JoinResult r;
   r.error = error;
@@ -54,8 +62,8 @@ OffsetsRecord offset_record(const std::string& group, const TopicPartition& tp, 
 
 }  // namespace
 
-GroupCoordinator::GroupCoordinator(CoordinatorConfig config, OffsetsStore& store, Clock clock)
-    : config_(config), store_(store), clock_(std::move(clock)) {}
+GroupCoordinator::GroupCoordinator(CoordinatorConfig config, OffsetsStore& store, Clock clock, CoordinatorTimer& timer)
+    : config_(config), store_(store), clock_(std::move(clock)), timer_(timer) {}
 
 int32_t GroupCoordinator::partition_for(const std::string& group_id) const {
   return offsets_partition_for(group_id, config_.offsets_partitions);
@@ -82,7 +90,16 @@ Group& GroupCoordinator::get_or_create(const std::string& group_id) {
   return *slot;
 }
 
-void GroupCoordinator::drop_group(const std::string& group_id) { groups_.erase(group_id); }
+void GroupCoordinator::drop_group(const std::string& group_id) {
+  auto it = groups_.find(group_id);
+  if (it == groups_.end()) return;
+  const std::string id = group_id;  // the caller's string may be the group's own
+  for (auto& [mid, m] : it->second->members) timer_.cancel(heartbeat_key(id, mid));
+  for (auto& mid : it->second->pending_members) timer_.cancel(heartbeat_key(id, mid));
+  timer_.cancel(join_key(id));
+  timer_.cancel(sync_key(id));
+  groups_.erase(it);
+}
 
 void GroupCoordinator::transition(Group& g, GroupState to) {
   g.state = to;
@@ -142,7 +159,7 @@ void GroupCoordinator::end_loading(int32_t partition) {
   std::vector<std::string> empty_groups;
   for (auto& [id, g] : groups_) {
     if (g->partition != partition) continue;
-    for (auto& [mid, m] : g->members) schedule_heartbeat(m);
+    for (auto& [mid, m] : g->members) schedule_heartbeat(*g, m);
     if (g->members.empty() && g->offsets.empty() && g->generation == 0) empty_groups.push_back(id);
   }
   for (auto& id : empty_groups) drop_group(id);
@@ -197,7 +214,9 @@ void GroupCoordinator::join_new_member(Group& g, JoinRequest& req, JoinCallback&
   std::string member_id = req.client_id + "-" + random_uuid_text();
   if (req.require_known_member_id) {
     // KIP-394: hand out the id and wait for the member to come back with it.
-    g.pending_members[member_id] = now() + req.session_timeout_ms;
+    g.pending_members.insert(member_id);
+    timer_.schedule(heartbeat_key(g.id, member_id), now() + req.session_timeout_ms,
+                    [this, group = g.id, member_id] { expire_pending_member(group, member_id); });
     return done(join_error(member_id, ErrorCode::member_id_required));
   }
   add_member_and_rebalance(g, req, member_id, std::move(done));
@@ -213,6 +232,7 @@ void GroupCoordinator::join_static_member(Group& g, JoinRequest& req, JoinCallba
   std::string old_id = known->second;
   Member m = std::move(g.members.at(old_id));
   g.members.erase(old_id);
+  timer_.cancel(heartbeat_key(g.id, old_id));
   if (m.awaiting_join) std::exchange(m.awaiting_join, {})(join_error(old_id, ErrorCode::fenced_instance_id));
   if (m.awaiting_sync) std::exchange(m.awaiting_sync, {})(sync_error(ErrorCode::fenced_instance_id));
   m.member_id = new_id;
@@ -232,7 +252,7 @@ void GroupCoordinator::join_static_member(Group& g, JoinRequest& req, JoinCallba
       if (g.protocol_name && g.select_protocol() == *g.protocol_name) {
         bool leader = g.is_leader(new_id);
         JoinCallback cb = std::exchange(placed.awaiting_join, {});
-        schedule_heartbeat(placed);
+        schedule_heartbeat(g, placed);
         if (auto ec = store_group(g)) return cb(join_error(new_id, ErrorCode::unknown_server_error));
         return cb(current_join_result(g, placed, leader && req.supports_skip_assignment,
                                       leader && req.supports_skip_assignment));
@@ -289,10 +309,12 @@ void GroupCoordinator::add_member_and_rebalance(Group& g, JoinRequest& req, cons
   if (m.group_instance_id) g.static_members[*m.group_instance_id] = member_id;
   if (!g.leader_id || !g.has(*g.leader_id)) g.leader_id = member_id;
   g.pending_members.erase(member_id);
-  // During the group's first rebalance, a new member extends the initial delay.
-  if (g.state == GroupState::preparing_rebalance && g.generation == 0) g.new_member_added = true;
+  // A new member extends the initial delay of a rebalance that started from
+  // Empty (Kafka: the previous state was Empty), whether or not the group had
+  // generations before: a consumer fleet restarting forms one generation.
+  if (g.state == GroupState::preparing_rebalance && g.initial_delay) g.new_member_added = true;
   Member& placed = g.members[member_id] = std::move(m);
-  schedule_heartbeat(placed);
+  schedule_heartbeat(g, placed);
   maybe_prepare_rebalance(g, "Adding new member " + member_id);
 }
 
@@ -314,15 +336,17 @@ void GroupCoordinator::prepare_rebalance(Group& g, const std::string& reason) {
   if (g.state == GroupState::completing_rebalance)
     reset_and_propagate_assignment_error(g, ErrorCode::rebalance_in_progress);
   g.pending_sync.clear();
-  g.sync_deadline_ms = 0;
+  timer_.cancel(sync_key(g.id));
   if (g.state == GroupState::empty) {
     // InitialDelayedJoin: wait for more members before the first generation.
     g.initial_delay = true;
-    g.join_deadline_ms = now() + config_.initial_rebalance_delay_ms;
     g.initial_remaining_ms = std::max(g.max_rebalance_timeout_ms() - config_.initial_rebalance_delay_ms, 0);
+    schedule_join(g, config_.initial_rebalance_delay_ms);
   } else {
+    // DelayedJoin: members have the rebalance timeout to rejoin; the join
+    // completes earlier when they all have (maybe_complete_join).
     g.initial_delay = false;
-    g.join_deadline_ms = now() + g.max_rebalance_timeout_ms();
+    schedule_join(g, g.max_rebalance_timeout_ms());
   }
   transition(g, GroupState::preparing_rebalance);
   // Kafka's DelayedJoin is tried at once: a rebalance nobody needs to rejoin
@@ -335,6 +359,7 @@ void GroupCoordinator::maybe_complete_join(Group& g) {
 }
 
 void GroupCoordinator::complete_join(Group& g) {
+  timer_.cancel(join_key(g.id));
   // Dynamic members that did not rejoin in time leave; static ones stay
   // until their session times out (KIP-345).
   std::vector<std::string> gone;
@@ -361,12 +386,13 @@ void GroupCoordinator::complete_join(Group& g) {
   transition(g, GroupState::completing_rebalance);
   // Every member owes a SyncGroup within the rebalance timeout.
   for (auto& [id, m] : g.members) g.pending_sync.insert(id);
-  g.sync_deadline_ms = now() + g.max_rebalance_timeout_ms();
+  timer_.schedule(sync_key(g.id), now() + g.max_rebalance_timeout_ms(),
+                  [this, id = g.id] { expire_pending_sync(id); });
   std::vector<std::pair<JoinCallback, JoinResult>> answers;
   for (auto& [id, m] : g.members) {
     if (!m.is_awaiting_join()) continue;
     answers.emplace_back(std::exchange(m.awaiting_join, {}), current_join_result(g, m, g.is_leader(id), false));
-    schedule_heartbeat(m);
+    schedule_heartbeat(g, m);
   }
   for (auto& [cb, result] : answers) cb(std::move(result));
 }
@@ -392,7 +418,64 @@ JoinResult GroupCoordinator::current_join_result(const Group& g, const Member& m
   return r;
 }
 
-void GroupCoordinator::schedule_heartbeat(Member& m) { m.heartbeat_deadline_ms = now() + m.session_timeout_ms; }
+// ---- timers ----
+
+void GroupCoordinator::schedule_heartbeat(const Group& g, const Member& m) {
+  timer_.schedule(heartbeat_key(g.id, m.member_id), now() + m.session_timeout_ms,
+                  [this, group = g.id, member = m.member_id] { expire_heartbeat(group, member); });
+}
+
+// Kafka's onClassicGroupMemberHeartbeatExpired: the member's session ran out.
+void GroupCoordinator::expire_heartbeat(const std::string& group_id, const std::string& member_id) {
+  Group* g = find_mutable(group_id);
+  if (!g) return;
+  auto it = g->members.find(member_id);
+  if (it == g->members.end()) return;
+  // A member whose JoinGroup or SyncGroup is parked cannot heartbeat; its
+  // session starts again when it is answered.
+  if (it->second.is_awaiting_join() || it->second.is_awaiting_sync()) return schedule_heartbeat(*g, it->second);
+  remove_member_and_update_group(*g, member_id, "session timeout expired");
+}
+
+// KIP-394: a member id handed out with MEMBER_ID_REQUIRED that did not come
+// back within the session timeout.
+void GroupCoordinator::expire_pending_member(const std::string& group_id, const std::string& member_id) {
+  if (Group* g = find_mutable(group_id); g && g->pending_members.count(member_id)) remove_pending_member(*g, member_id);
+}
+
+void GroupCoordinator::schedule_join(const Group& g, int32_t delay_ms) {
+  timer_.schedule(join_key(g.id), now() + delay_ms, [this, id = g.id] { join_deadline(id); });
+}
+
+// The rebalance timeout or the initial delay is over. An initial delay is
+// extended by group.initial.rebalance.delay.ms while members keep arriving,
+// up to the rebalance timeout (Kafka's InitialDelayedJoin).
+void GroupCoordinator::join_deadline(const std::string& group_id) {
+  Group* g = find_mutable(group_id);
+  if (!g || g->state != GroupState::preparing_rebalance) return;
+  if (g->initial_delay && g->new_member_added && g->initial_remaining_ms > 0) {
+    g->new_member_added = false;
+    int32_t delay = std::min(config_.initial_rebalance_delay_ms, g->initial_remaining_ms);
+    g->initial_remaining_ms = std::max(g->initial_remaining_ms - config_.initial_rebalance_delay_ms, 0);
+    return schedule_join(*g, delay);
+  }
+  g->new_member_added = false;
+  complete_join(*g);
+}
+
+// Kafka's expirePendingSync: members that joined the generation but sent no
+// SyncGroup within the rebalance timeout are removed, and the group
+// rebalances without them.
+void GroupCoordinator::expire_pending_sync(const std::string& group_id) {
+  Group* gp = find_mutable(group_id);
+  if (!gp) return;
+  Group& g = *gp;
+  if (g.state != GroupState::completing_rebalance && g.state != GroupState::stable) return;
+  if (g.pending_sync.empty()) return;
+  std::vector<std::string> gone(g.pending_sync.begin(), g.pending_sync.end());
+  for (auto& id : gone) remove_member(g, id);
+  prepare_rebalance(g, "members removed on pending sync request expiration");
+}
 
 void GroupCoordinator::remove_member(Group& g, const std::string& member_id) {
   auto it = g.members.find(member_id);
@@ -401,6 +484,7 @@ void GroupCoordinator::remove_member(Group& g, const std::string& member_id) {
     auto s = g.static_members.find(*it->second.group_instance_id);
     if (s != g.static_members.end() && s->second == member_id) g.static_members.erase(s);
   }
+  timer_.cancel(heartbeat_key(g.id, member_id));
   g.members.erase(it);
   g.pending_sync.erase(member_id);
   if (g.leader_id == member_id) {
@@ -429,6 +513,7 @@ void GroupCoordinator::remove_member_and_update_group(Group& g, const std::strin
 }
 
 void GroupCoordinator::remove_pending_member(Group& g, const std::string& member_id) {
+  timer_.cancel(heartbeat_key(g.id, member_id));
   g.pending_members.erase(member_id);
   maybe_complete_join(g);
 }
@@ -442,20 +527,19 @@ void GroupCoordinator::sync(SyncRequest req, SyncCallback done) {
   if (!gp) return done(sync_error(ErrorCode::unknown_member_id));
   Group& g = *gp;
   if (g.state == GroupState::dead) return done(sync_error(ErrorCode::coordinator_not_available));
-  if (g.is_static_member_fenced(req.group_instance_id, req.member_id))
-    return done(sync_error(ErrorCode::fenced_instance_id));
-  if (!g.has(req.member_id)) return done(sync_error(ErrorCode::unknown_member_id));
+  if (ErrorCode e = g.validate_member(req.member_id, req.group_instance_id); e != ErrorCode::none)
+    return done(sync_error(e));
   if (req.generation != g.generation) return done(sync_error(ErrorCode::illegal_generation));
   if ((req.protocol_type && req.protocol_type != g.protocol_type) ||
       (req.protocol_name && req.protocol_name != g.protocol_name))
     return done(sync_error(ErrorCode::inconsistent_group_protocol));
   Member& m = g.members.at(req.member_id);
-  if (g.pending_sync.erase(req.member_id) && g.pending_sync.empty()) g.sync_deadline_ms = 0;
+  if (g.pending_sync.erase(req.member_id) && g.pending_sync.empty()) timer_.cancel(sync_key(g.id));
   switch (g.state) {
     case GroupState::empty: return done(sync_error(ErrorCode::unknown_member_id));
     case GroupState::preparing_rebalance: return done(sync_error(ErrorCode::rebalance_in_progress));
     case GroupState::stable: {
-      schedule_heartbeat(m);
+      schedule_heartbeat(g, m);
       SyncResult r;
       r.protocol_type = g.protocol_type;
       r.protocol_name = g.protocol_name;
@@ -467,7 +551,7 @@ void GroupCoordinator::sync(SyncRequest req, SyncCallback done) {
   }
   if (m.awaiting_sync) std::exchange(m.awaiting_sync, {})(sync_error(ErrorCode::rebalance_in_progress));
   m.awaiting_sync = std::move(done);
-  schedule_heartbeat(m);
+  schedule_heartbeat(g, m);
   if (!g.is_leader(req.member_id)) return;
 
   // The leader's assignment: members it left out get an empty one.
@@ -496,7 +580,7 @@ void GroupCoordinator::propagate_assignment(Group& g, ErrorCode error) {
     r.protocol_name = g.protocol_name;
     if (error == ErrorCode::none) r.assignment = m.assignment;
     answers.emplace_back(std::exchange(m.awaiting_sync, {}), std::move(r));
-    schedule_heartbeat(m);
+    schedule_heartbeat(g, m);
   }
   for (auto& [cb, r] : answers) cb(std::move(r));
 }
@@ -538,10 +622,9 @@ ErrorCode GroupCoordinator::heartbeat(const std::string& group_id, const std::st
   Group* g = find_mutable(group_id);
   if (!g) return ErrorCode::unknown_member_id;
   if (g->state == GroupState::dead) return ErrorCode::coordinator_not_available;
-  if (g->is_static_member_fenced(group_instance_id, member_id)) return ErrorCode::fenced_instance_id;
-  if (!g->has(member_id)) return ErrorCode::unknown_member_id;
+  if (ErrorCode e = g->validate_member(member_id, group_instance_id); e != ErrorCode::none) return e;
   if (generation != g->generation) return ErrorCode::illegal_generation;
-  schedule_heartbeat(g->members.at(member_id));
+  schedule_heartbeat(*g, g->members.at(member_id));
   if (g->state == GroupState::preparing_rebalance) return ErrorCode::rebalance_in_progress;
   return ErrorCode::none;
 }
@@ -570,64 +653,12 @@ LeaveResult GroupCoordinator::leave(const std::string& group_id, const std::vect
       else remove_member_and_update_group(*g, std::string(it->second), "removed by instance id");
     } else if (g->pending_members.count(lm.member_id)) {
       remove_pending_member(*g, lm.member_id);
-    } else if (g->is_static_member_fenced(lm.group_instance_id, lm.member_id)) {
-      e = ErrorCode::fenced_instance_id;
-    } else if (g->has(lm.member_id)) {
+    } else if (e = g->validate_member(lm.member_id, lm.group_instance_id); e == ErrorCode::none) {
       remove_member_and_update_group(*g, lm.member_id, "member left");
-    } else {
-      e = ErrorCode::unknown_member_id;
     }
     r.members.push_back(e);
   }
   return r;
-}
-
-// ---- timers ----
-
-void GroupCoordinator::tick() {
-  const int64_t t = now();
-  std::vector<std::string> ids;
-  for (auto& [id, g] : groups_) ids.push_back(id);
-  for (auto& id : ids) {
-    Group* g = find_mutable(id);
-    if (!g || is_loading(g->partition)) continue;
-    std::vector<std::string> expired_pending;
-    for (auto& [mid, deadline] : g->pending_members)
-      if (t >= deadline) expired_pending.push_back(mid);
-    for (auto& mid : expired_pending) remove_pending_member(*g, mid);
-
-    std::vector<std::string> expired;
-    for (auto& [mid, m] : g->members)
-      if (!m.is_awaiting_join() && !m.is_awaiting_sync() && t >= m.heartbeat_deadline_ms) expired.push_back(mid);
-    for (auto& mid : expired)
-      if (g->has(mid)) remove_member_and_update_group(*g, mid, "session timeout expired");
-
-    if (g->sync_deadline_ms && t >= g->sync_deadline_ms) expire_pending_sync(*g);
-
-    if (g->state == GroupState::preparing_rebalance && t >= g->join_deadline_ms) {
-      if (g->initial_delay && g->new_member_added && g->initial_remaining_ms > 0) {
-        g->new_member_added = false;
-        int32_t delay = std::min(config_.initial_rebalance_delay_ms, g->initial_remaining_ms);
-        g->initial_remaining_ms = std::max(g->initial_remaining_ms - config_.initial_rebalance_delay_ms, 0);
-        g->join_deadline_ms = t + delay;
-      } else {
-        g->new_member_added = false;
-        complete_join(*g);
-      }
-    }
-  }
-}
-
-// Kafka's expirePendingSync: members that joined the generation but sent no
-// SyncGroup within the rebalance timeout are removed, and the group
-// rebalances without them.
-void GroupCoordinator::expire_pending_sync(Group& g) {
-  g.sync_deadline_ms = 0;
-  if (g.state != GroupState::completing_rebalance && g.state != GroupState::stable) return;
-  if (g.pending_sync.empty()) return;
-  std::vector<std::string> gone(g.pending_sync.begin(), g.pending_sync.end());
-  for (auto& id : gone) remove_member(g, id);
-  prepare_rebalance(g, "members removed on pending sync request expiration");
 }
 
 // ---- offsets ----
@@ -641,17 +672,15 @@ void GroupCoordinator::commit_offsets(OffsetCommitRequest& req) {
   Group* g = find_mutable(req.group_id);
   if (!g) {
     // Generation -1: a standalone consumer that only stores offsets here.
-    if (req.generation >= 0) return fail_all(ErrorCode::illegal_generation);
+    if (req.generation >= 0)
+      return fail_all(req.unknown_group_not_found ? ErrorCode::group_id_not_found : ErrorCode::illegal_generation);
     g = &get_or_create(req.group_id);
   }
-  if (g->state == GroupState::dead) return fail_all(ErrorCode::coordinator_not_available);
-  if (g->is_static_member_fenced(req.group_instance_id, req.member_id)) return fail_all(ErrorCode::fenced_instance_id);
-  if (!(req.generation < 0 && g->state == GroupState::empty)) {
-    if (g->state == GroupState::completing_rebalance) return fail_all(ErrorCode::rebalance_in_progress);
-    if (!g->has(req.member_id)) return fail_all(ErrorCode::unknown_member_id);
-    if (req.generation != g->generation) return fail_all(ErrorCode::illegal_generation);
-    schedule_heartbeat(g->members.at(req.member_id));
-  }
+  if (ErrorCode e = g->validate_offset_commit(req.member_id, req.group_instance_id, req.generation); e != ErrorCode::none)
+    return fail_all(e);
+  // A commit keeps the member's session alive, as a heartbeat would.
+  if (g->state == GroupState::stable || g->state == GroupState::preparing_rebalance)
+    if (auto m = g->members.find(req.member_id); m != g->members.end()) schedule_heartbeat(*g, m->second);
   const int64_t t = now();
   std::vector<OffsetsRecord> records;
   std::vector<std::pair<TopicPartition, CommittedOffset>> staged;

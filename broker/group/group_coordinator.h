@@ -6,9 +6,10 @@
 // Synchronous and single-threaded on purpose: callers run it on the broker's
 // event loop, requests that must wait (JoinGroup until the rebalance
 // completes, a follower's SyncGroup until the leader's) pass a callback that
-// runs later, and time moves only through tick(), called every few
-// milliseconds. That keeps it deterministic for the unit tests, which drive
-// it with a fake clock and an in-memory store.
+// runs later, and time moves only through the deadlines it hands its
+// CoordinatorTimer (coordinator_timer.h): sessions, rebalance timeouts,
+// initial delays, pending syncs. That keeps it deterministic for the unit
+// tests, which drive it with a virtual clock and an in-memory store.
 //
 // Durability: every change Kafka persists is written through OffsetsStore
 // as __consumer_offsets records (offsets_format.h) before it takes effect;
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "broker/group/classic_group.h"
+#include "broker/group/coordinator_timer.h"
 #include "broker/group/offsets_format.h"
 
 namespace runnel::broker::group {
@@ -102,6 +104,9 @@ struct OffsetCommitRequest {
   std::string member_id;
   std::optional<std::string> group_instance_id;
   int64_t retention_ms = -1;  // OffsetCommit v2-4; -1: the broker's retention
+  // OffsetCommit v9+ answers GROUP_ID_NOT_FOUND for a group that does not
+  // exist (older versions ILLEGAL_GENERATION), as Kafka's OffsetMetadataManager.
+  bool unknown_group_not_found = false;
   std::vector<OffsetCommitEntry> entries;
 };
 
@@ -140,7 +145,7 @@ class GroupCoordinator {
  public:
   using Clock = std::function<int64_t()>;  // milliseconds
 
-  GroupCoordinator(CoordinatorConfig config, OffsetsStore& store, Clock clock);
+  GroupCoordinator(CoordinatorConfig config, OffsetsStore& store, Clock clock, CoordinatorTimer& timer);
 
   const CoordinatorConfig& config() const { return config_; }
   int32_t partition_for(const std::string& group_id) const;
@@ -172,9 +177,6 @@ class GroupCoordinator {
   ErrorCode delete_offsets(const std::string& group_id, const std::vector<TopicPartition>& partitions,
                            std::vector<ErrorCode>& errors);
 
-  // Runs due timers: rebalance completion, member and pending-member expiry,
-  // members that never sent SyncGroup.
-  void tick();
   // Removes expired offsets (offsets.retention.minutes) and groups left with nothing.
   void expire_offsets();
 
@@ -200,8 +202,14 @@ class GroupCoordinator {
   void remove_pending_member(Group& g, const std::string& member_id);
   void reset_and_propagate_assignment_error(Group& g, ErrorCode error);
   void propagate_assignment(Group& g, ErrorCode error);
-  void schedule_heartbeat(Member& m);
-  void expire_pending_sync(Group& g);
+  // The timers' operations look their group up again when they run: a group
+  // or member gone by then is simply not there.
+  void schedule_heartbeat(const Group& g, const Member& m);
+  void expire_heartbeat(const std::string& group_id, const std::string& member_id);
+  void expire_pending_member(const std::string& group_id, const std::string& member_id);
+  void schedule_join(const Group& g, int32_t delay_ms);
+  void join_deadline(const std::string& group_id);
+  void expire_pending_sync(const std::string& group_id);
   JoinResult current_join_result(const Group& g, const Member& m, bool include_members, bool skip_assignment) const;
   void transition(Group& g, GroupState to);
   std::error_code store_group(Group& g);
@@ -210,6 +218,7 @@ class GroupCoordinator {
   CoordinatorConfig config_;
   OffsetsStore& store_;
   Clock clock_;
+  CoordinatorTimer& timer_;
   std::map<std::string, std::unique_ptr<Group>> groups_;
   std::set<int32_t> loading_;
   uint64_t join_counter_ = 0;

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <tuple>
+
 #include "broker/group/offsets_format.h"
 
 using namespace runnel::broker::group;
@@ -19,20 +21,53 @@ struct MemoryStore : OffsetsStore {
   }
 };
 
+// The coordinator's timers on a virtual clock: advancing it runs what is
+// due, earliest first, with the clock at each deadline as a real one would be.
+struct VirtualTimer : CoordinatorTimer {
+  struct Task {
+    int64_t deadline_ms;
+    uint64_t order;
+    std::function<void()> operation;
+  };
+  std::map<std::string, Task> tasks;
+  uint64_t scheduled = 0;
+
+  void schedule(const std::string& key, int64_t deadline_ms, std::function<void()> operation) override {
+    tasks[key] = Task{deadline_ms, scheduled++, std::move(operation)};
+  }
+  void cancel(const std::string& key) override { tasks.erase(key); }
+  bool has(const std::string& key) const { return tasks.count(key) > 0; }
+
+  void advance_to(int64_t& now, int64_t until) {
+    for (;;) {
+      auto due = tasks.end();
+      for (auto it = tasks.begin(); it != tasks.end(); ++it)
+        if (it->second.deadline_ms <= until &&
+            (due == tasks.end() || std::tie(it->second.deadline_ms, it->second.order) <
+                                       std::tie(due->second.deadline_ms, due->second.order)))
+          due = it;
+      if (due == tasks.end()) break;
+      now = std::max(now, due->second.deadline_ms);
+      auto operation = std::move(due->second.operation);
+      tasks.erase(due);
+      operation();
+    }
+    now = until;
+  }
+};
+
 struct Fixture {
   int64_t now = 1'000'000;
   MemoryStore store;
   CoordinatorConfig config;
+  VirtualTimer timer;
   std::unique_ptr<GroupCoordinator> gc;
 
   explicit Fixture(int32_t initial_delay = 0) {
     config.initial_rebalance_delay_ms = initial_delay;
-    gc = std::make_unique<GroupCoordinator>(config, store, [this] { return now; });
+    gc = std::make_unique<GroupCoordinator>(config, store, [this] { return now; }, timer);
   }
-  void advance(int64_t ms) {
-    now += ms;
-    gc->tick();
-  }
+  void advance(int64_t ms) { timer.advance_to(now, now + ms); }
 
   JoinRequest join_request(const std::string& member, int32_t session = 10000) {
     JoinRequest r;
@@ -74,6 +109,17 @@ struct Fixture {
     return (*first)->member_id;
   }
 
+  // A static member joins alone: generation 1, CompletingRebalance. Returns its member id.
+  std::string join_static_member(const std::string& instance) {
+    auto req = join_request("");
+    req.group_instance_id = instance;
+    auto j = join(req);
+    advance(1);
+    REQUIRE(j->has_value());
+    REQUIRE((*j)->error == ErrorCode::none);
+    return (*j)->member_id;
+  }
+
   // One member, Stable at generation 1.
   std::string stable_single_member() {
     std::string id = join_member();
@@ -89,11 +135,14 @@ struct Fixture {
     return id;
   }
 
-  ErrorCode commit(const std::string& member, int32_t generation, int64_t offset = 5) {
+  ErrorCode commit(const std::string& member, int32_t generation, int64_t offset = 5,
+                   std::optional<std::string> instance = std::nullopt, bool v9 = false) {
     OffsetCommitRequest r;
     r.group_id = "g";
     r.member_id = member;
     r.generation = generation;
+    r.group_instance_id = std::move(instance);
+    r.unknown_group_not_found = v9;
     r.entries.push_back({"t", 0, offset, -1, std::string("m"), ErrorCode::none});
     gc->commit_offsets(r);
     return r.entries[0].error;
@@ -269,7 +318,7 @@ TEST_CASE("INCONSISTENT_GROUP_PROTOCOL when protocols do not overlap") {
 TEST_CASE("GROUP_MAX_SIZE_REACHED beyond group.max.size") {
   Fixture f;
   f.config.max_size = 1;
-  f.gc = std::make_unique<GroupCoordinator>(f.config, f.store, [&f] { return f.now; });
+  f.gc = std::make_unique<GroupCoordinator>(f.config, f.store, [&f] { return f.now; }, f.timer);
   f.stable_single_member();
   auto r = f.join(f.join_request(""));
   CHECK((*r)->error == ErrorCode::group_max_size_reached);
@@ -306,7 +355,8 @@ TEST_CASE("offsets and groups survive a reload from the records") {
   CHECK(f.commit(a, 1, 77) == ErrorCode::none);
 
   MemoryStore store2;
-  GroupCoordinator reloaded(f.config, store2, [&f] { return f.now; });
+  VirtualTimer timer2;
+  GroupCoordinator reloaded(f.config, store2, [&f] { return f.now; }, timer2);
   int32_t p = reloaded.partition_for("g");
   reloaded.begin_loading(p);
   for (auto& [part, r] : f.store.records) {
@@ -328,16 +378,12 @@ TEST_CASE("offsets and groups survive a reload from the records") {
 
 TEST_CASE("a static member restarting keeps its place without a rebalance") {
   Fixture f;
-  auto req = f.join_request("");
-  req.group_instance_id = "instance-1";
-  auto j = f.join(req);
-  f.advance(1);
-  REQUIRE(j->has_value());
-  REQUIRE((*j)->error == ErrorCode::none);
-  std::string old_id = (*j)->member_id;
+  std::string old_id = f.join_static_member("instance-1");
   auto s = f.sync(old_id, 1, {{old_id, {4}}});
   REQUIRE(f.gc->find("g")->state == GroupState::stable);
   // Restart: a new join with the same instance id and no member id.
+  auto req = f.join_request("");
+  req.group_instance_id = "instance-1";
   auto j2 = f.join(req);
   REQUIRE(j2->has_value());
   CHECK((*j2)->error == ErrorCode::none);
@@ -449,7 +495,7 @@ TEST_CASE("members that all sync in time are not removed by the sync deadline") 
   auto [leader, follower] = two_members_joined(f);
   f.sync(follower, 1);
   f.sync(leader, 1, {{leader, {1}}, {follower, {2}}});
-  CHECK(f.gc->find("g")->sync_deadline_ms == 0);
+  CHECK(!f.timer.has("sync-g"));
   for (int i = 0; i < 5; ++i) {
     f.advance(6000);
     f.gc->heartbeat("g", follower, std::nullopt, 1);
@@ -459,4 +505,153 @@ TEST_CASE("members that all sync in time are not removed by the sync deadline") 
   CHECK(g->state == GroupState::stable);
   CHECK(g->members.size() == 2);
   CHECK(g->generation == 1);
+}
+
+// Kafka's ClassicGroup.validateOffsetCommit: the member first, then its
+// generation, then the rebalance state. A consumer committing from its
+// rebalance callback with an old generation must learn ILLEGAL_GENERATION
+// (Java: CommitFailedException), not REBALANCE_IN_PROGRESS.
+TEST_CASE("OffsetCommit during CompletingRebalance checks the member, then the generation, then the state") {
+  Fixture f;
+  auto [leader, follower] = two_members_joined(f);
+  CHECK(f.commit("nobody", 1) == ErrorCode::unknown_member_id);
+  CHECK(f.commit(follower, 0) == ErrorCode::illegal_generation);
+  CHECK(f.commit(leader, -1) == ErrorCode::illegal_generation);
+  // No member id and generation -1: only an Empty group takes such a commit.
+  CHECK(f.commit("", -1) == ErrorCode::unknown_member_id);
+  // A current member of the current generation: finish the rebalance first.
+  CHECK(f.commit(leader, 1) == ErrorCode::rebalance_in_progress);
+  CHECK(f.store.records.empty());
+}
+
+TEST_CASE("OffsetCommit from static members: FENCED_INSTANCE_ID, unknown instances UNKNOWN_MEMBER_ID") {
+  Fixture f;
+  const std::string id = f.join_static_member("instance-1");
+  REQUIRE(f.gc->find("g")->state == GroupState::completing_rebalance);
+  CHECK(f.commit("someone-else", 0, 5, "instance-1") == ErrorCode::fenced_instance_id);
+  CHECK(f.commit(id, 1, 5, "instance-2") == ErrorCode::unknown_member_id);
+  CHECK(f.commit(id, 0, 5, "instance-1") == ErrorCode::illegal_generation);
+  CHECK(f.commit(id, 1, 5, "instance-1") == ErrorCode::rebalance_in_progress);
+  f.sync(id, 1, {{id, {1}}});
+  REQUIRE(f.gc->find("g")->state == GroupState::stable);
+  CHECK(f.commit(id, 1, 5, "instance-2") == ErrorCode::unknown_member_id);
+  CHECK(f.commit(id, 1, 5, "instance-1") == ErrorCode::none);
+}
+
+TEST_CASE("OffsetCommit to a group that does not exist: ILLEGAL_GENERATION, GROUP_ID_NOT_FOUND from v9") {
+  Fixture f;
+  CHECK(f.commit("m", 1) == ErrorCode::illegal_generation);
+  CHECK(f.commit("m", 1, 5, std::nullopt, true) == ErrorCode::group_id_not_found);
+  CHECK(f.gc->find("g") == nullptr);
+  // Generation -1 creates the standalone consumer's group, with or without a member id.
+  CHECK(f.commit("m", -1, 5, std::nullopt, true) == ErrorCode::none);
+  CHECK(f.commit("", -1) == ErrorCode::none);
+  CHECK(f.gc->find("g")->state == GroupState::empty);
+}
+
+TEST_CASE("Heartbeat, SyncGroup and LeaveGroup answer UNKNOWN_MEMBER_ID for an unknown group.instance.id") {
+  // Kafka's validateMember: the instance id must name the member.
+  Fixture f;
+  std::string id = f.stable_single_member();
+  CHECK(f.gc->heartbeat("g", id, std::string("instance-x"), 1) == ErrorCode::unknown_member_id);
+  auto slot = std::make_shared<std::optional<SyncResult>>();
+  SyncRequest sr;
+  sr.group_id = "g";
+  sr.member_id = id;
+  sr.group_instance_id = "instance-x";
+  sr.generation = 1;
+  f.gc->sync(sr, [slot](SyncResult r) { *slot = std::move(r); });
+  REQUIRE(slot->has_value());
+  CHECK((*slot)->error == ErrorCode::unknown_member_id);
+  auto leave = f.gc->leave("g", {{id, std::string("instance-x")}});
+  CHECK(leave.members.at(0) == ErrorCode::unknown_member_id);
+  CHECK(f.gc->find("g")->has(id));
+  CHECK(f.gc->heartbeat("g", id, std::nullopt, 1) == ErrorCode::none);
+}
+
+// Kafka's InitialDelayedJoin applies whenever a rebalance starts from Empty,
+// and every member arriving during it extends it (up to the rebalance
+// timeout): a fleet of consumers restarting into a group that has existed
+// for a long time forms one generation, not one per late member.
+TEST_CASE("the initial rebalance delay is extended for a group that had generations before") {
+  Fixture f(3000);
+  // Generation 1 with one member, offsets committed, then the group empties.
+  std::string old = f.join_member();
+  auto j = f.join(f.join_request(old));
+  f.advance(3000);
+  REQUIRE(j->has_value());
+  REQUIRE((*j)->generation == 1);
+  f.sync(old, 1, {{old, {1}}});
+  REQUIRE(f.commit(old, 1) == ErrorCode::none);
+  f.gc->leave("g", {{old, std::nullopt}});
+  const int32_t before = f.gc->find("g")->generation;
+  REQUIRE(f.gc->find("g")->state == GroupState::empty);
+  REQUIRE(before > 0);
+
+  // Three members arrive 2 s apart; each arrival extends the 3 s delay.
+  std::vector<std::shared_ptr<std::optional<JoinResult>>> joins;
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0) f.advance(2000);
+    joins.push_back(f.join(f.join_request(f.join_member())));
+  }
+  for (auto& jr : joins) CHECK(!jr->has_value());
+  for (int i = 0; i < 20 && !joins.back()->has_value(); ++i) f.advance(1000);  // up to the rebalance timeout
+  for (auto& jr : joins) {
+    REQUIRE(jr->has_value());
+    CHECK((*jr)->error == ErrorCode::none);
+    CHECK((*jr)->generation == before + 1);
+  }
+  CHECK(f.gc->find("g")->generation == before + 1);
+  CHECK(f.gc->find("g")->members.size() == 3);
+}
+
+// The coordinator's timers: one per member session, one per pending join or
+// sync, each due at its deadline and cancelled when its condition is met
+// early, so an idle group waits on its members' sessions and nothing else.
+TEST_CASE("a Stable group waits on nothing but its members' sessions") {
+  Fixture f;
+  std::string id = f.stable_single_member();
+  REQUIRE(f.timer.tasks.size() == 1);
+  REQUIRE(f.timer.has("heartbeat-g-" + id));
+  CHECK(f.timer.tasks.at("heartbeat-g-" + id).deadline_ms == f.now + 10000);
+  // A heartbeat moves the session's deadline instead of adding one.
+  f.advance(4000);
+  CHECK(f.gc->heartbeat("g", id, std::nullopt, 1) == ErrorCode::none);
+  CHECK(f.timer.tasks.size() == 1);
+  CHECK(f.timer.tasks.at("heartbeat-g-" + id).deadline_ms == f.now + 10000);
+}
+
+TEST_CASE("the join completes when the last member rejoins, and its timer and the sync timer go") {
+  Fixture f;
+  auto [leader, follower] = two_members_joined(f);
+  CHECK(!f.timer.has("join-g"));
+  REQUIRE(f.timer.has("sync-g"));
+  f.sync(follower, 1);
+  f.sync(leader, 1, {{leader, {1}}, {follower, {2}}});
+  CHECK(!f.timer.has("sync-g"));
+  // The leader rejoins: a rebalance with the rebalance timeout as its deadline...
+  auto jl = f.join(f.join_request(leader));
+  REQUIRE(f.timer.has("join-g"));
+  CHECK(f.timer.tasks.at("join-g").deadline_ms == f.now + 20000);
+  // ...that completes the moment the follower rejoins, without waiting for it.
+  auto jf = f.join(f.join_request(follower));
+  REQUIRE(jl->has_value());
+  REQUIRE(jf->has_value());
+  CHECK((*jf)->generation == 2);
+  CHECK(!f.timer.has("join-g"));
+  CHECK(f.timer.has("sync-g"));
+}
+
+TEST_CASE("a pending member that never comes back expires with its session; a deleted group leaves no timer") {
+  Fixture f;
+  std::string pending = f.join_member();
+  REQUIRE(f.timer.has("heartbeat-g-" + pending));
+  f.advance(10000);
+  CHECK(f.gc->find("g")->pending_members.empty());
+  CHECK(f.timer.tasks.empty());
+
+  std::string a = f.stable_single_member();
+  f.gc->leave("g", {{a, std::nullopt}});
+  REQUIRE(f.gc->delete_group("g") == ErrorCode::none);
+  CHECK(f.timer.tasks.empty());
 }

@@ -110,7 +110,10 @@ GroupService::GroupService(Broker& broker) : broker_(broker) {
   auto topic = broker.topics().find(kOffsetsTopic);
   auto partitions = topic ? static_cast<int32_t>(topic->partitions.size())
                           : broker.config().get_int("offsets.topic.num.partitions");
-  coordinator_ = std::make_unique<GroupCoordinator>(coordinator_config(broker.config(), partitions), *this, wall_ms);
+  timer_ = std::make_unique<PurgatoryTimer>(broker.io().get_executor(), wall_ms,
+                                            [&broker] { return broker.stopping(); });
+  coordinator_ =
+      std::make_unique<GroupCoordinator>(coordinator_config(broker.config(), partitions), *this, wall_ms, *timer_);
   if (topic)
     for (int32_t p = 0; p < partitions; ++p) coordinator_->begin_loading(p);
 }
@@ -122,7 +125,7 @@ std::error_code GroupService::ensure_offsets_topic() {
 
 void GroupService::start() {
   if (broker_.topics().find(kOffsetsTopic)) asio::co_spawn(broker_.io(), load_partitions(), asio::detached);
-  asio::co_spawn(broker_.io(), timers(), asio::detached);
+  schedule_offsets_expiration();
 }
 
 awaitable<void> GroupService::load_partitions() {
@@ -143,19 +146,12 @@ awaitable<void> GroupService::load_partitions() {
   RLOG_INFO("group coordinator loaded %zu records from %s", groups_before, kOffsetsTopic);
 }
 
-awaitable<void> GroupService::timers() {
-  asio::steady_timer timer(broker_.io());
-  const int64_t retention_check_ms = broker_.config().get_long("offsets.retention.check.interval.ms");
-  int64_t next_expiry = wall_ms() + retention_check_ms;
-  while (!broker_.stopping()) {
-    coordinator_->tick();
-    if (wall_ms() >= next_expiry) {
-      coordinator_->expire_offsets();
-      next_expiry = wall_ms() + retention_check_ms;
-    }
-    timer.expires_after(std::chrono::milliseconds(10));
-    co_await timer.async_wait(as_tuple_awaitable);
-  }
+void GroupService::schedule_offsets_expiration() {
+  const int64_t interval_ms = broker_.config().get_long("offsets.retention.check.interval.ms");
+  timer_->schedule("expire-group-metadata", wall_ms() + interval_ms, [this] {
+    coordinator_->expire_offsets();
+    schedule_offsets_expiration();
+  });
 }
 
 std::error_code GroupService::append(int32_t partition, const std::vector<OffsetsRecord>& records) {

@@ -2,8 +2,9 @@
 // (Kafka's internal compacted topic, created like Kafka's on the first
 // FindCoordinator for a group, or the first record written), the store that
 // appends the coordinator's records to it, the load of every partition
-// before its groups are served, and the timer loop that drives rebalances,
-// session expiry and offset retention.
+// before its groups are served, and the coordinator's timers (rebalances,
+// sessions, offset retention) on a purgatory: an idle broker wakes only when
+// one of them is due.
 #pragma once
 
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "broker/asio.h"
 #include "broker/group/group_coordinator.h"
+#include "broker/group/purgatory_timer.h"
 #include "broker/request_context.h"
 
 namespace runnel::broker {
@@ -29,7 +31,7 @@ class GroupService : public OffsetsStore {
   std::error_code ensure_offsets_topic();
 
   GroupCoordinator& coordinator() { return *coordinator_; }
-  // Starts loading the partitions and the timer loop.
+  // Starts loading the partitions and the offset retention checks.
   void start();
 
   // Appends the records as one batch to the partition's log.
@@ -40,9 +42,11 @@ class GroupService : public OffsetsStore {
 
  private:
   awaitable<void> load_partitions();
-  awaitable<void> timers();
+  // Kafka's offsets.retention.check.interval.ms task, on the coordinator's timer.
+  void schedule_offsets_expiration();
 
   Broker& broker_;
+  std::unique_ptr<PurgatoryTimer> timer_;
   std::unique_ptr<GroupCoordinator> coordinator_;
 };
 

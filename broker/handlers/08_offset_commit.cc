@@ -20,6 +20,7 @@ awaitable<p::OffsetCommitResponse> handle_offset_commit(RequestContext& ctx, p::
   cr.member_id = req.member_id;
   cr.group_instance_id = req.group_instance_id;
   cr.retention_ms = v <= 4 ? req.retention_time_ms : -1;
+  cr.unknown_group_not_found = v >= 9;
   // Each request topic's name (resolved from its id at v10), or nothing.
   std::vector<std::optional<std::string>> names;
   for (auto& t : req.topics) {
