@@ -1,5 +1,6 @@
-// Every API the broker serves, one line each: generated type, handler, and
-// the version range advertised when it differs from the codec's.
+// Every API the broker serves, one line each: the generated type (its
+// handler is handle<Api>, in handlers/NN_name.cc) and the version range
+// advertised when it differs from the codec's.
 #include "broker/api_registry.h"
 
 #include <algorithm>
@@ -15,33 +16,33 @@ namespace {
 using namespace runnel::protocol;
 
 const auto kRoutes = std::to_array<ApiRoute>({
-    route<ProduceApi, handle_produce>(0, 12),  // v13 needs topic ids in produce: not yet
-    route<FetchApi, handle_fetch>(),
-    route<ListOffsetsApi, handle_list_offsets>(),
-    route<MetadataApi, handle_metadata>(),
-    route<OffsetCommitApi, handle_offset_commit>(),
-    route<OffsetFetchApi, handle_offset_fetch>(),
-    route<FindCoordinatorApi, handle_find_coordinator>(),
-    route<JoinGroupApi, handle_join_group>(),
-    route<HeartbeatApi, handle_heartbeat>(),
-    route<LeaveGroupApi, handle_leave_group>(),
-    route<SyncGroupApi, handle_sync_group>(),
-    route<DescribeGroupsApi, handle_describe_groups>(),
-    route<ListGroupsApi, handle_list_groups>(),
-    route<ApiVersionsApi, handle_api_versions>(),
-    route<CreateTopicsApi, handle_create_topics>(),
-    route<DeleteTopicsApi, handle_delete_topics>(),
-    route<DeleteRecordsApi, handle_delete_records>(),
-    route<InitProducerIdApi, handle_init_producer_id>(),
-    route<OffsetForLeaderEpochApi, handle_offset_for_leader_epoch>(),
-    route<DescribeConfigsApi, handle_describe_configs>(),
-    route<AlterConfigsApi, handle_alter_configs>(),
-    route<DescribeLogDirsApi, handle_describe_log_dirs>(),
-    route<CreatePartitionsApi, handle_create_partitions>(),
-    route<DeleteGroupsApi, handle_delete_groups>(),
-    route<IncrementalAlterConfigsApi, handle_incremental_alter_configs>(),
-    route<OffsetDeleteApi, handle_offset_delete>(),
-    route<DescribeClusterApi, handle_describe_cluster>(),
+    route<ProduceApi>(0, 12),  // v13 needs topic ids in produce: not yet
+    route<FetchApi>(),
+    route<ListOffsetsApi>(),
+    route<MetadataApi>(),
+    route<OffsetCommitApi>(),
+    route<OffsetFetchApi>(),
+    route<FindCoordinatorApi>(),
+    route<JoinGroupApi>(),
+    route<HeartbeatApi>(),
+    route<LeaveGroupApi>(),
+    route<SyncGroupApi>(),
+    route<DescribeGroupsApi>(),
+    route<ListGroupsApi>(),
+    route<ApiVersionsApi>(),
+    route<CreateTopicsApi>(),
+    route<DeleteTopicsApi>(),
+    route<DeleteRecordsApi>(),
+    route<InitProducerIdApi>(),
+    route<OffsetForLeaderEpochApi>(),
+    route<DescribeConfigsApi>(),
+    route<AlterConfigsApi>(),
+    route<DescribeLogDirsApi>(),
+    route<CreatePartitionsApi>(),
+    route<DeleteGroupsApi>(),
+    route<IncrementalAlterConfigsApi>(),
+    route<OffsetDeleteApi>(),
+    route<DescribeClusterApi>(),
 });
 
 }  // namespace

@@ -1,12 +1,13 @@
-// Builds an ApiRoute from a generated Api type and its handler.
+// Builds an ApiRoute from a generated Api type; its handler is handle<Api>.
 #pragma once
 
 #include "broker/api_registry.h"
+#include "broker/handlers/handlers.h"
 #include "protocol/header.h"
 
 namespace runnel::broker {
 
-template <typename Api, auto Handler>
+template <typename Api>
 awaitable<bool> serve_api(RequestContext& ctx, protocol::Reader& body, protocol::Writer& out) {
   const int16_t v = ctx.api_version();
   typename Api::Request request;
@@ -15,7 +16,7 @@ awaitable<bool> serve_api(RequestContext& ctx, protocol::Reader& body, protocol:
   // leaves 3 bytes of its array-count placeholder in an all-topics Metadata
   // v9+ request, and Kafka answers it.
   if (!body.ok()) co_return false;
-  typename Api::Response response = co_await Handler(ctx, request);
+  typename Api::Response response = co_await handle<Api>(ctx, request);
   if (!ctx.send_response) co_return true;
   protocol::ResponseHeader header{ctx.header.correlation_id, {}};
   header.encode(out, protocol::response_header_version(Api::key, Api::is_flexible(v)));
@@ -23,10 +24,10 @@ awaitable<bool> serve_api(RequestContext& ctx, protocol::Reader& body, protocol:
   co_return true;
 }
 
-template <typename Api, auto Handler>
+template <typename Api>
 constexpr ApiRoute route(int16_t min_version = Api::min_version, int16_t max_version = Api::max_version) {
   static_assert(Api::min_version >= 0);
-  return ApiRoute{Api::key, Api::name, min_version, max_version, Api::flexible_from, &serve_api<Api, Handler>};
+  return ApiRoute{Api::key, Api::name, min_version, max_version, Api::flexible_from, &serve_api<Api>};
 }
 
 }  // namespace runnel::broker

@@ -80,7 +80,8 @@ awaitable<bool> sync_logs(Broker& broker, std::vector<std::shared_ptr<storage::L
 
 }  // namespace
 
-awaitable<p::ProduceResponse> handle_produce(RequestContext& ctx, p::ProduceRequest& req) {
+template <>
+awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::ProduceRequest& req) {
   Broker& b = ctx.broker;
   const int16_t v = ctx.api_version();
   p::ProduceResponse resp;

@@ -56,7 +56,8 @@ bool same_topic(const FetchTopic& a, const FetchTopic& b) { return a.topic_id ==
 
 }  // namespace
 
-awaitable<p::FetchResponse> handle_fetch(RequestContext& ctx, p::FetchRequest& req) {
+template <>
+awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchRequest& req) {
   Broker& b = ctx.broker;
   const int16_t v = ctx.api_version();
   p::FetchResponse resp;

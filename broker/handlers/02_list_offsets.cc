@@ -17,7 +17,8 @@ using p::ErrorCode;
 constexpr int64_t kEarliestPendingUpload = -5;
 }  // namespace
 
-awaitable<p::ListOffsetsResponse> handle_list_offsets(RequestContext& ctx, p::ListOffsetsRequest& req) {
+template <>
+awaitable<p::ListOffsetsResponse> handle<p::ListOffsetsApi>(RequestContext& ctx, p::ListOffsetsRequest& req) {
   Broker& b = ctx.broker;
   p::ListOffsetsResponse resp;
   for (auto& rt : req.topics) {

@@ -138,7 +138,8 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
 
 }  // namespace
 
-awaitable<p::MetadataResponse> handle_metadata(RequestContext& ctx, p::MetadataRequest& req) {
+template <>
+awaitable<p::MetadataResponse> handle<p::MetadataApi>(RequestContext& ctx, p::MetadataRequest& req) {
   p::MetadataResponse resp = co_await answer_metadata(ctx, req);
   report_authorized_operations(resp, req);
   co_return resp;

@@ -11,7 +11,8 @@
 
 namespace runnel::broker {
 
-awaitable<p::OffsetCommitResponse> handle_offset_commit(RequestContext& ctx, p::OffsetCommitRequest& req) {
+template <>
+awaitable<p::OffsetCommitResponse> handle<p::OffsetCommitApi>(RequestContext& ctx, p::OffsetCommitRequest& req) {
   Broker& b = ctx.broker;
   const int16_t v = ctx.api_version();
   group::OffsetCommitRequest cr;

@@ -40,7 +40,8 @@ void by_topic(const std::vector<FetchedOffset>& offsets, F&& emit) {
 
 }  // namespace
 
-awaitable<p::OffsetFetchResponse> handle_offset_fetch(RequestContext& ctx, p::OffsetFetchRequest& req) {
+template <>
+awaitable<p::OffsetFetchResponse> handle<p::OffsetFetchApi>(RequestContext& ctx, p::OffsetFetchRequest& req) {
   Broker& b = ctx.broker;
   const int16_t v = ctx.api_version();
   p::OffsetFetchResponse resp;

@@ -36,7 +36,8 @@ Answer find(Broker& b, int8_t key_type) {
 
 }  // namespace
 
-awaitable<p::FindCoordinatorResponse> handle_find_coordinator(RequestContext& ctx, p::FindCoordinatorRequest& req) {
+template <>
+awaitable<p::FindCoordinatorResponse> handle<p::FindCoordinatorApi>(RequestContext& ctx, p::FindCoordinatorRequest& req) {
   Broker& b = ctx.broker;
   const Listener& l = b.advertised_listener(ctx.listener_name);
   p::FindCoordinatorResponse resp;

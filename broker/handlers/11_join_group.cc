@@ -12,7 +12,8 @@
 
 namespace runnel::broker {
 
-awaitable<p::JoinGroupResponse> handle_join_group(RequestContext& ctx, p::JoinGroupRequest& req) {
+template <>
+awaitable<p::JoinGroupResponse> handle<p::JoinGroupApi>(RequestContext& ctx, p::JoinGroupRequest& req) {
   const int16_t v = ctx.api_version();
   group::JoinRequest jr;
   jr.group_id = req.group_id;

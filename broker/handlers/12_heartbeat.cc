@@ -8,7 +8,8 @@
 
 namespace runnel::broker {
 
-awaitable<p::HeartbeatResponse> handle_heartbeat(RequestContext& ctx, p::HeartbeatRequest& req) {
+template <>
+awaitable<p::HeartbeatResponse> handle<p::HeartbeatApi>(RequestContext& ctx, p::HeartbeatRequest& req) {
   p::HeartbeatResponse resp;
   resp.error_code = p::code(ctx.broker.groups().coordinator().heartbeat(req.group_id, req.member_id,
                                                                          req.group_instance_id, req.generation_id));

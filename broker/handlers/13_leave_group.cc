@@ -9,7 +9,8 @@
 
 namespace runnel::broker {
 
-awaitable<p::LeaveGroupResponse> handle_leave_group(RequestContext& ctx, p::LeaveGroupRequest& req) {
+template <>
+awaitable<p::LeaveGroupResponse> handle<p::LeaveGroupApi>(RequestContext& ctx, p::LeaveGroupRequest& req) {
   const int16_t v = ctx.api_version();
   std::vector<group::LeaveMember> members;
   if (v < 3) members.push_back({req.member_id, std::nullopt});

@@ -10,7 +10,8 @@
 
 namespace runnel::broker {
 
-awaitable<p::SyncGroupResponse> handle_sync_group(RequestContext& ctx, p::SyncGroupRequest& req) {
+template <>
+awaitable<p::SyncGroupResponse> handle<p::SyncGroupApi>(RequestContext& ctx, p::SyncGroupRequest& req) {
   group::SyncRequest sr;
   sr.group_id = req.group_id;
   sr.generation = req.generation_id;

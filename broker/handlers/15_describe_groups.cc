@@ -12,7 +12,8 @@
 
 namespace runnel::broker {
 
-awaitable<p::DescribeGroupsResponse> handle_describe_groups(RequestContext& ctx, p::DescribeGroupsRequest& req) {
+template <>
+awaitable<p::DescribeGroupsResponse> handle<p::DescribeGroupsApi>(RequestContext& ctx, p::DescribeGroupsRequest& req) {
   const int16_t v = ctx.api_version();
   p::DescribeGroupsResponse resp;
   for (const auto& id : req.groups) {

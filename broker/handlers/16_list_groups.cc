@@ -23,7 +23,8 @@ bool matches(const std::vector<std::string>& filter, const std::string& value) {
 
 }  // namespace
 
-awaitable<p::ListGroupsResponse> handle_list_groups(RequestContext& ctx, p::ListGroupsRequest& req) {
+template <>
+awaitable<p::ListGroupsResponse> handle<p::ListGroupsApi>(RequestContext& ctx, p::ListGroupsRequest& req) {
   p::ListGroupsResponse resp;
   std::vector<group::GroupListing> groups;
   resp.error_code = p::code(ctx.broker.groups().coordinator().list_groups(groups));

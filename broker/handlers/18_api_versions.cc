@@ -7,7 +7,8 @@
 
 namespace runnel::broker {
 
-awaitable<p::ApiVersionsResponse> handle_api_versions(RequestContext& ctx, p::ApiVersionsRequest& req) {
+template <>
+awaitable<p::ApiVersionsResponse> handle<p::ApiVersionsApi>(RequestContext& ctx, p::ApiVersionsRequest& req) {
   p::ApiVersionsResponse resp;
   // v3+ requests carry the client's software name and version; Kafka checks
   // them against [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])? and answers

@@ -83,7 +83,8 @@ struct Valid {
 
 }  // namespace
 
-awaitable<p::CreateTopicsResponse> handle_create_topics(RequestContext& ctx, p::CreateTopicsRequest& req) {
+template <>
+awaitable<p::CreateTopicsResponse> handle<p::CreateTopicsApi>(RequestContext& ctx, p::CreateTopicsRequest& req) {
   Broker& b = ctx.broker;
   TopicFrontend& topics = b.topic_frontend();
   const int16_t v = ctx.api_version();

@@ -37,7 +37,8 @@ awaitable<p::DeleteTopicsResponse::DeletableTopicResult> delete_one(Broker& b, s
 
 }  // namespace
 
-awaitable<p::DeleteTopicsResponse> handle_delete_topics(RequestContext& ctx, p::DeleteTopicsRequest& req) {
+template <>
+awaitable<p::DeleteTopicsResponse> handle<p::DeleteTopicsApi>(RequestContext& ctx, p::DeleteTopicsRequest& req) {
   p::DeleteTopicsResponse resp;
   if (ctx.api_version() >= 6) {
     for (auto& t : req.topics) resp.responses.push_back(co_await delete_one(ctx.broker, t.name, t.topic_id));

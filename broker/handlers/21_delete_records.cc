@@ -64,7 +64,8 @@ bool policy_allows_delete(const Broker& b, const Topic& t) {
 
 }  // namespace
 
-awaitable<p::DeleteRecordsResponse> handle_delete_records(RequestContext& ctx, p::DeleteRecordsRequest& req) {
+template <>
+awaitable<p::DeleteRecordsResponse> handle<p::DeleteRecordsApi>(RequestContext& ctx, p::DeleteRecordsRequest& req) {
   Broker& b = ctx.broker;
   p::DeleteRecordsResponse resp;
   std::vector<Deletion> work;

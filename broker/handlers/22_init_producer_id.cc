@@ -13,7 +13,8 @@
 
 namespace runnel::broker {
 
-awaitable<p::InitProducerIdResponse> handle_init_producer_id(RequestContext& ctx, p::InitProducerIdRequest& req) {
+template <>
+awaitable<p::InitProducerIdResponse> handle<p::InitProducerIdApi>(RequestContext& ctx, p::InitProducerIdRequest& req) {
   p::InitProducerIdResponse resp;
   resp.producer_epoch = -1;
   if (req.transactional_id) {

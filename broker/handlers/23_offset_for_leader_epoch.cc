@@ -45,8 +45,8 @@ Result_ end_offset(const TopicTable& topics, const std::string& topic, const Req
 
 }  // namespace
 
-awaitable<p::OffsetForLeaderEpochResponse> handle_offset_for_leader_epoch(RequestContext& ctx,
-                                                                          p::OffsetForLeaderEpochRequest& req) {
+template <>
+awaitable<p::OffsetForLeaderEpochResponse> handle<p::OffsetForLeaderEpochApi>(RequestContext& ctx, p::OffsetForLeaderEpochRequest& req) {
   p::OffsetForLeaderEpochResponse resp;
   resp.topics.reserve(req.topics.size());
   for (const auto& t : req.topics) {

@@ -155,7 +155,8 @@ Result_ describe_broker_logger(Broker& b, const Resource_& r) {
 
 }  // namespace
 
-awaitable<p::DescribeConfigsResponse> handle_describe_configs(RequestContext& ctx, p::DescribeConfigsRequest& req) {
+template <>
+awaitable<p::DescribeConfigsResponse> handle<p::DescribeConfigsApi>(RequestContext& ctx, p::DescribeConfigsRequest& req) {
   Broker& b = ctx.broker;
   p::DescribeConfigsResponse resp;
   const Options o{req.include_synonyms};

@@ -50,7 +50,8 @@ TopicError alter_one(Broker& b, const Resource_& r, bool validate_only) {
 
 }  // namespace
 
-awaitable<p::AlterConfigsResponse> handle_alter_configs(RequestContext& ctx, p::AlterConfigsRequest& req) {
+template <>
+awaitable<p::AlterConfigsResponse> handle<p::AlterConfigsApi>(RequestContext& ctx, p::AlterConfigsRequest& req) {
   co_return answer_each_resource<p::AlterConfigsResponse>(
       req.resources, [&](const auto& r) { return alter_one(ctx.broker, r, req.validate_only); });
 }

@@ -38,7 +38,8 @@ void fill_space(Result_& r, const fs::path& dir) {
 
 }  // namespace
 
-awaitable<p::DescribeLogDirsResponse> handle_describe_log_dirs(RequestContext& ctx, p::DescribeLogDirsRequest& req) {
+template <>
+awaitable<p::DescribeLogDirsResponse> handle<p::DescribeLogDirsApi>(RequestContext& ctx, p::DescribeLogDirsRequest& req) {
   Broker& b = ctx.broker;
   const int16_t v = ctx.api_version();
   p::DescribeLogDirsResponse resp;

@@ -66,7 +66,8 @@ TopicError check_topic(const TopicTable& topics, const Topic_& t, int32_t node_i
 
 }  // namespace
 
-awaitable<p::CreatePartitionsResponse> handle_create_partitions(RequestContext& ctx, p::CreatePartitionsRequest& req) {
+template <>
+awaitable<p::CreatePartitionsResponse> handle<p::CreatePartitionsApi>(RequestContext& ctx, p::CreatePartitionsRequest& req) {
   Broker& b = ctx.broker;
   p::CreatePartitionsResponse resp;
   std::map<std::string, int> counts;

@@ -8,7 +8,8 @@
 
 namespace runnel::broker {
 
-awaitable<p::DeleteGroupsResponse> handle_delete_groups(RequestContext& ctx, p::DeleteGroupsRequest& req) {
+template <>
+awaitable<p::DeleteGroupsResponse> handle<p::DeleteGroupsApi>(RequestContext& ctx, p::DeleteGroupsRequest& req) {
   p::DeleteGroupsResponse resp;
   std::string synced;
   for (const auto& id : req.groups_names) {

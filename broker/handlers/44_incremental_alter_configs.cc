@@ -108,8 +108,8 @@ TopicError alter_one(Broker& b, const Resource_& r, bool validate_only) {
 
 }  // namespace
 
-awaitable<p::IncrementalAlterConfigsResponse> handle_incremental_alter_configs(RequestContext& ctx,
-                                                                               p::IncrementalAlterConfigsRequest& req) {
+template <>
+awaitable<p::IncrementalAlterConfigsResponse> handle<p::IncrementalAlterConfigsApi>(RequestContext& ctx, p::IncrementalAlterConfigsRequest& req) {
   co_return answer_each_resource<p::IncrementalAlterConfigsResponse>(
       req.resources, [&](const auto& r) { return alter_one(ctx.broker, r, req.validate_only); });
 }

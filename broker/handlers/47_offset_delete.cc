@@ -9,7 +9,8 @@
 
 namespace runnel::broker {
 
-awaitable<p::OffsetDeleteResponse> handle_offset_delete(RequestContext& ctx, p::OffsetDeleteRequest& req) {
+template <>
+awaitable<p::OffsetDeleteResponse> handle<p::OffsetDeleteApi>(RequestContext& ctx, p::OffsetDeleteRequest& req) {
   Broker& b = ctx.broker;
   std::vector<group::TopicPartition> partitions;
   std::vector<p::ErrorCode> known;

@@ -25,7 +25,8 @@ const char* endpoint_name(int8_t t) { return t == kBrokerEndpoint ? "BROKER" : "
 
 }  // namespace
 
-awaitable<p::DescribeClusterResponse> handle_describe_cluster(RequestContext& ctx, p::DescribeClusterRequest& req) {
+template <>
+awaitable<p::DescribeClusterResponse> handle<p::DescribeClusterApi>(RequestContext& ctx, p::DescribeClusterRequest& req) {
   Broker& b = ctx.broker;
   const int16_t v = ctx.api_version();
   p::DescribeClusterResponse resp;
