@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "broker/broker.h"
+#include "broker/group/group_service.h"
 #include "broker/logging.h"
 #include "storage/uuid_text.h"
 
@@ -110,6 +111,7 @@ awaitable<TopicError> TopicFrontend::remove(std::string name) {
   auto topic = t.find(name);
   if (!topic) co_return TopicError{ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
   t.unpublish(*topic);
+  if (name == group::kOffsetsTopic) broker_.groups().offsets_topic_deleted();
   {
     Reservation reserved(t, name);
     co_await remove_logs(name, range(0, static_cast<int32_t>(topic->partitions.size())));

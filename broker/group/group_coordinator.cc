@@ -101,6 +101,26 @@ void GroupCoordinator::drop_group(const std::string& group_id) {
   groups_.erase(it);
 }
 
+void GroupCoordinator::unload_all() {
+  // Kafka's onGroupUnloaded: the group goes Dead and whoever waits on it is
+  // told to find the coordinator again. Answered after the groups are gone,
+  // so a callback that comes straight back finds nothing stale.
+  std::vector<std::pair<JoinCallback, JoinResult>> joins;
+  std::vector<SyncCallback> syncs;
+  for (auto& [gid, g] : groups_) {
+    transition(*g, GroupState::dead);
+    for (auto& [mid, m] : g->members) {
+      if (m.is_awaiting_join()) joins.emplace_back(std::exchange(m.awaiting_join, {}), join_error(mid, ErrorCode::not_coordinator));
+      if (m.is_awaiting_sync()) syncs.push_back(std::exchange(m.awaiting_sync, {}));
+    }
+  }
+  std::vector<std::string> ids;
+  for (auto& [gid, g] : groups_) ids.push_back(gid);
+  for (auto& id : ids) drop_group(id);
+  for (auto& [cb, r] : joins) cb(std::move(r));
+  for (auto& cb : syncs) cb(SyncResult{ErrorCode::not_coordinator, {}, {}, {}});
+}
+
 void GroupCoordinator::transition(Group& g, GroupState to) {
   g.state = to;
   g.current_state_timestamp = now();

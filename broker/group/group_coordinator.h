@@ -156,6 +156,10 @@ class GroupCoordinator {
   void replay(int32_t partition, ByteView key, std::optional<ByteView> value);
   void end_loading(int32_t partition);
   bool is_loading(int32_t partition) const { return loading_.count(partition) > 0; }
+  // Kafka's onResignation for every partition, as when __consumer_offsets
+  // is deleted: waiting JoinGroups and SyncGroups answer NOT_COORDINATOR
+  // and every group, with its offsets, leaves memory.
+  void unload_all();
 
   void join(JoinRequest req, JoinCallback done);
   void sync(SyncRequest req, SyncCallback done);

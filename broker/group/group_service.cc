@@ -31,11 +31,13 @@ CoordinatorConfig coordinator_config(const BrokerConfig& c, int32_t partitions) 
   return cc;
 }
 
-std::error_code create_offsets_topic(Broker& b) {
+// `partitions`: the coordinator's count, which maps groups to partitions;
+// a topic deleted and created again must keep it.
+std::error_code create_offsets_topic(Broker& b, int32_t partitions) {
   TopicOverrides overrides{{"cleanup.policy", "compact"},
                            {"segment.bytes", std::to_string(b.config().get_int("offsets.topic.segment.bytes"))},
                            {"compression.type", "producer"}};
-  auto created = b.topics().create(kOffsetsTopic, b.config().get_int("offsets.topic.num.partitions"), overrides, true);
+  auto created = b.topics().create(kOffsetsTopic, partitions, overrides, true);
   if (!created) return created.error();
   RLOG_INFO("created %s with %zu partitions", kOffsetsTopic, (*created)->partitions.size());
   return {};
@@ -120,7 +122,12 @@ GroupService::GroupService(Broker& broker) : broker_(broker) {
 
 std::error_code GroupService::ensure_offsets_topic() {
   if (broker_.topics().find(kOffsetsTopic)) return {};
-  return create_offsets_topic(broker_);
+  return create_offsets_topic(broker_, coordinator_->config().offsets_partitions);
+}
+
+void GroupService::offsets_topic_deleted() {
+  coordinator_->unload_all();
+  RLOG_INFO("%s deleted: every group and its offsets unloaded", kOffsetsTopic);
 }
 
 void GroupService::start() {

@@ -29,6 +29,11 @@ class GroupService : public OffsetsStore {
   explicit GroupService(Broker& broker);
   // Creates __consumer_offsets if it does not exist yet.
   std::error_code ensure_offsets_topic();
+  // DeleteTopics removed __consumer_offsets. Kafka 4.x accepts that (only
+  // its CLI refuses): the coordinator resigns every partition, so the
+  // groups and their offsets are gone at once, and the topic is created
+  // again on the next FindCoordinator or commit.
+  void offsets_topic_deleted();
 
   GroupCoordinator& coordinator() { return *coordinator_; }
   // Starts loading the partitions and the offset retention checks.
