@@ -79,17 +79,27 @@ awaitable<void> Server::accept_loop(tcp::acceptor& acceptor, std::string listene
   }
 }
 
-void Server::run() {
+void Server::start() {
   for (auto& [acceptor, name] : acceptors_) asio::co_spawn(io_, accept_loop(acceptor, name), asio::detached);
+}
+
+void Server::stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  for (auto& [acceptor, name] : acceptors_) {
+    error_code ignored;
+    acceptor.close(ignored);
+  }
+  broker_.begin_shutdown([this] { io_.stop(); });
+}
+
+void Server::run() {
+  start();
   asio::signal_set signals(io_, SIGINT, SIGTERM);
   signals.async_wait([&](const error_code& ec, int sig) {
     if (ec) return;
     RLOG_INFO("received signal %d: shutting down", sig);
-    for (auto& [acceptor, name] : acceptors_) {
-      error_code ignored;
-      acceptor.close(ignored);
-    }
-    broker_.begin_shutdown([this] { io_.stop(); });
+    stop();
   });
   io_.run();
 }

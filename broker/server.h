@@ -1,5 +1,5 @@
 // Accepts connections on every configured listener and runs the event loop
-// until SIGTERM or SIGINT.
+// until SIGTERM or SIGINT (or, in tests that host a broker, until stop()).
 #pragma once
 
 #include <chrono>
@@ -20,6 +20,12 @@ class Server {
   void bind();
   // Runs until a stop signal, then stops gracefully (Broker::begin_shutdown).
   void run();
+  // Starts accepting on the bound listeners; the caller runs the io_context.
+  void start();
+  // The graceful stop a signal triggers: no more accepts, the connections
+  // drain, the logs close, and the io_context stops. Runs on the event loop;
+  // a second call does nothing.
+  void stop();
 
  private:
   // Failed accepts of one listener, logged once per interval, not once each.
@@ -36,6 +42,7 @@ class Server {
   asio::io_context& io_;
   Broker& broker_;
   std::vector<std::pair<tcp::acceptor, std::string>> acceptors_;
+  bool stopping_ = false;
 };
 
 }  // namespace runnel::broker
