@@ -1,0 +1,214 @@
+// A real broker in the test process (broker/testing/broker_fixture.h),
+// driven over loopback by a synchronous client that speaks the generated
+// codec: the request paths end to end, and the broker state behind them
+// (the fetch purgatory) read on its event loop.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "broker/api_registry.h"
+#include "broker/testing/broker_fixture.h"
+#include "broker/testing/kafka_client.h"
+#include "protocol/error_codes.h"
+#include "protocol/messages/00_produce.h"
+#include "protocol/messages/01_fetch.h"
+#include "protocol/messages/03_metadata.h"
+#include "protocol/messages/18_api_versions.h"
+#include "protocol/messages/19_create_topics.h"
+#include "protocol/records/batch_builder.h"
+
+using namespace runnel::broker;
+using namespace runnel::broker::testing;
+namespace p = runnel::protocol;
+namespace records = runnel::protocol::records;
+
+namespace {
+
+constexpr int16_t kCreateTopicsVersion = 7;
+constexpr int16_t kMetadataVersion = 12;
+constexpr int16_t kProduceVersion = 11;
+constexpr int16_t kFetchVersion = 12;  // the last version that names topics rather than ids
+
+void create_topic(KafkaClient& client, const std::string& name, int32_t partitions) {
+  p::CreateTopicsRequest req;
+  p::CreateTopicsRequest::CreatableTopic topic;
+  topic.name = name;
+  topic.num_partitions = partitions;
+  topic.replication_factor = 1;
+  req.topics.push_back(topic);
+  auto resp = client.call<p::CreateTopicsApi>(req, kCreateTopicsVersion);
+  REQUIRE(resp.topics.size() == 1);
+  REQUIRE(resp.topics[0].error_code == p::code(p::ErrorCode::none));
+}
+
+p::Bytes batch_of(const std::vector<std::string>& values) {
+  std::vector<records::Record> recs(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    recs[i].offset_delta = static_cast<int32_t>(i);
+    recs[i].timestamp_delta = static_cast<int64_t>(i);
+    recs[i].value = p::ByteView(reinterpret_cast<const uint8_t*>(values[i].data()), values[i].size());
+  }
+  records::BatchSpec spec;
+  spec.base_timestamp = 1'700'000'000'000;
+  return records::build_batch(spec, recs);
+}
+
+// The broker stores a batch as it came except for baseOffset and
+// partitionLeaderEpoch (a new partition's leader epoch is 0), which the CRC
+// does not cover.
+p::Bytes as_stored(p::Bytes batch, int64_t base_offset) {
+  records::BatchHeader h = *records::read_batch_header(p::ByteView(batch.data(), batch.size()));
+  h.base_offset = base_offset;
+  h.partition_leader_epoch = 0;
+  records::write_batch_header(h, batch.data());
+  return batch;
+}
+
+p::ProduceResponse produce(KafkaClient& client, const std::string& topic, const p::Bytes& batch) {
+  p::ProduceRequest req;
+  req.acks = -1;
+  req.timeout_ms = 30000;
+  p::ProduceRequest::TopicProduceData t;
+  t.name = topic;
+  p::ProduceRequest::TopicProduceData::PartitionProduceData part;
+  part.index = 0;
+  part.records = p::Records::view(p::ByteView(batch.data(), batch.size()));
+  t.partition_data.push_back(part);
+  req.topic_data.push_back(t);
+  return client.call<p::ProduceApi>(req, kProduceVersion);
+}
+
+p::FetchRequest fetch_request(const std::string& topic, int64_t offset, int32_t max_wait_ms) {
+  p::FetchRequest req;
+  req.max_wait_ms = max_wait_ms;
+  req.min_bytes = 1;
+  p::FetchRequest::FetchTopic t;
+  t.topic = topic;
+  p::FetchRequest::FetchTopic::FetchPartition part;
+  part.partition = 0;
+  part.fetch_offset = offset;
+  part.partition_max_bytes = 1 << 20;
+  t.partitions.push_back(part);
+  req.topics.push_back(t);
+  return req;
+}
+
+const p::FetchResponse::FetchableTopicResponse::PartitionData& only_partition(const p::FetchResponse& resp) {
+  REQUIRE(resp.error_code == p::code(p::ErrorCode::none));
+  REQUIRE(resp.responses.size() == 1);
+  REQUIRE(resp.responses[0].partitions.size() == 1);
+  return resp.responses[0].partitions[0];
+}
+
+p::Bytes bytes_of(const p::Records& r) {
+  REQUIRE_FALSE(r.is_file());
+  return p::Bytes(r.bytes().begin(), r.bytes().end());
+}
+
+size_t fetches_waiting(BrokerFixture& broker) {
+  return broker.on_loop([](Broker& b) { return b.fetch_purgatory().waiting(); });
+}
+
+// Polls `condition` until it holds; false after `bound` (a wait never hangs).
+template <typename F>
+bool eventually(F condition, std::chrono::milliseconds bound = std::chrono::seconds(20)) {
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("ApiVersions is answered with the registry's ranges", "[in_process]") {
+  BrokerFixture broker;
+  KafkaClient client(broker.port());
+  p::ApiVersionsRequest req;
+  req.client_software_name = "runnel-test";
+  req.client_software_version = "1.0";
+  auto resp = client.call<p::ApiVersionsApi>(req, 3);
+  REQUIRE(resp.error_code == p::code(p::ErrorCode::none));
+  auto routes = api_routes();
+  REQUIRE(resp.api_keys.size() == routes.size());
+  for (size_t i = 0; i < routes.size(); ++i) {
+    CHECK(resp.api_keys[i].api_key == routes[i].key);
+    CHECK(resp.api_keys[i].min_version == routes[i].min_version);
+    CHECK(resp.api_keys[i].max_version == routes[i].max_version);
+  }
+}
+
+TEST_CASE("a topic made by CreateTopics is listed by Metadata", "[in_process]") {
+  BrokerFixture broker;
+  KafkaClient client(broker.port());
+  create_topic(client, "orders", 3);
+  p::MetadataRequest req;
+  req.topics = std::vector<p::MetadataRequest::MetadataRequestTopic>{{{}, std::string("orders"), {}}};
+  req.allow_auto_topic_creation = false;
+  auto resp = client.call<p::MetadataApi>(req, kMetadataVersion);
+  REQUIRE(resp.brokers.size() == 1);
+  CHECK(resp.brokers[0].port == broker.port());
+  REQUIRE(resp.topics.size() == 1);
+  CHECK(resp.topics[0].name == "orders");
+  CHECK(resp.topics[0].error_code == p::code(p::ErrorCode::none));
+  REQUIRE(resp.topics[0].partitions.size() == 3);
+  for (const auto& part : resp.topics[0].partitions) {
+    CHECK(part.error_code == p::code(p::ErrorCode::none));
+    CHECK(part.leader_id == 1);
+  }
+}
+
+TEST_CASE("a produced batch is fetched back byte for byte", "[in_process]") {
+  BrokerFixture broker;
+  KafkaClient client(broker.port());
+  create_topic(client, "events", 1);
+  auto batch = batch_of({"first", "second", "third"});
+  for (int64_t base : {0, 3}) {
+    auto resp = produce(client, "events", batch);
+    REQUIRE(resp.responses.size() == 1);
+    REQUIRE(resp.responses[0].partition_responses.size() == 1);
+    CHECK(resp.responses[0].partition_responses[0].error_code == p::code(p::ErrorCode::none));
+    CHECK(resp.responses[0].partition_responses[0].base_offset == base);
+  }
+  auto resp = client.call<p::FetchApi>(fetch_request("events", 3, 0), kFetchVersion);
+  const auto& part = only_partition(resp);
+  CHECK(part.error_code == p::code(p::ErrorCode::none));
+  CHECK(part.high_watermark == 6);
+  CHECK(bytes_of(part.records) == as_stored(batch, 3));
+}
+
+TEST_CASE("a long-poll Fetch is answered by the produce that arrives while it waits", "[in_process]") {
+  BrokerFixture broker;
+  KafkaClient consumer(broker.port());
+  KafkaClient producer(broker.port());
+  create_topic(producer, "waits", 1);
+  // Longer than the client's own timeout: only the produce can answer it.
+  int32_t id = consumer.send<p::FetchApi>(fetch_request("waits", 0, 120'000), kFetchVersion);
+  REQUIRE(eventually([&] { return fetches_waiting(broker) == 1; }));
+  auto batch = batch_of({"wake up"});
+  auto produced = produce(producer, "waits", batch);
+  REQUIRE(produced.responses[0].partition_responses[0].error_code == p::code(p::ErrorCode::none));
+  auto resp = consumer.receive<p::FetchApi>(id, kFetchVersion);
+  const auto& part = only_partition(resp);
+  CHECK(part.error_code == p::code(p::ErrorCode::none));
+  CHECK(part.high_watermark == 1);
+  CHECK(bytes_of(part.records) == as_stored(batch, 0));
+  CHECK(fetches_waiting(broker) == 0);
+}
+
+TEST_CASE("a long-poll Fetch that expires leaves no waiter", "[in_process]") {
+  BrokerFixture broker;
+  KafkaClient client(broker.port());
+  create_topic(client, "quiet", 1);
+  int32_t id = client.send<p::FetchApi>(fetch_request("quiet", 0, 2000), kFetchVersion);
+  // It waits (nothing to read), then expires with an empty answer.
+  REQUIRE(eventually([&] { return fetches_waiting(broker) == 1; }));
+  auto resp = client.receive<p::FetchApi>(id, kFetchVersion);
+  const auto& part = only_partition(resp);
+  CHECK(part.error_code == p::code(p::ErrorCode::none));
+  CHECK(part.high_watermark == 0);
+  CHECK(part.records.size() == 0);
+  CHECK(fetches_waiting(broker) == 0);
+}
