@@ -1,7 +1,7 @@
 // One classic consumer group: its members, generation, chosen protocol,
 // state (ClassicGroupState.java) and committed offsets. Plain data plus the
 // questions the coordinator asks of it; the transitions live in
-// group_coordinator.cc.
+// group_metadata_manager.cc.
 //
 //   Empty --join--> PreparingRebalance --all joined / timeout--> CompletingRebalance
 //   CompletingRebalance --leader's SyncGroup--> Stable

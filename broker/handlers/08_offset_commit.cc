@@ -1,7 +1,7 @@
 // OffsetCommit (key 8): stores a group's consumed positions in
 // __consumer_offsets. Generation -1 with an empty member id is a standalone
 // consumer (allowed while the group is Empty); otherwise the member and its
-// generation must be current (group/group_coordinator.cc has the rules).
+// generation must be current (group/offset_metadata_manager.cc has the rules).
 // v2-4 carry RetentionTimeMs (an explicit expiry), v6+ the leader epoch,
 // v7+ group.instance.id, v8+ flexible, v10 topics by id.
 #include "broker/broker.h"
