@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "storage/io.h"
@@ -16,6 +17,7 @@ IndexFile::IndexFile(IndexFile&& o) noexcept
       length_(o.length_),
       map_(std::exchange(o.map_, nullptr)),
       entries_(o.entries_),
+      backed_(o.backed_),
       damaged_(o.damaged_) {}
 
 IndexFile& IndexFile::operator=(IndexFile&& o) noexcept {
@@ -27,6 +29,7 @@ IndexFile& IndexFile::operator=(IndexFile&& o) noexcept {
     length_ = o.length_;
     map_ = std::exchange(o.map_, nullptr);
     entries_ = o.entries_;
+    backed_ = o.backed_;
     damaged_ = o.damaged_;
   }
   return *this;
@@ -47,8 +50,9 @@ Result<IndexFile> IndexFile::open(const fs::path& path, int entry_size, int32_t 
   }
   if (!f) return f.error();
   if (created) {
+    // Sparse, as Kafka's RandomAccessFile.setLength leaves it.
     int64_t size = max_index_size / entry_size * entry_size;
-    if (auto ec = allocate_fd(f->fd(), 0, size)) {
+    if (auto ec = truncate_fd(f->fd(), size)) {
       (void)truncate_fd(f->fd(), 0);
       return ec;
     }
@@ -56,10 +60,6 @@ Result<IndexFile> IndexFile::open(const fs::path& path, int entry_size, int32_t 
   auto size = file_size(f->fd());
   if (!size) return size.error();
   idx.length_ = *size;
-  // An existing file may be sparse (an older writer); one larger than an
-  // index may grow is only ever shrunk before it is written.
-  if (!created && idx.length_ <= max_index_size)
-    if (auto ec = allocate_fd(f->fd(), 0, idx.length_)) return ec;
   if (auto ec = idx.map(f->fd())) {
     if (created) return ec;
     // An index too large to map is garbage: start it over, to be rebuilt.
@@ -91,20 +91,29 @@ std::error_code IndexFile::resize(int64_t new_size) {
   auto f = FileHandle::open(path_, O_RDWR);
   if (!f) return f.error();
   unmap();
-  if (rounded > length_) {
-    // Pages the map writes must have blocks behind them (see allocate_fd).
-    if (auto ec = allocate_fd(f->fd(), length_, rounded - length_)) {
-      (void)truncate_fd(f->fd(), length_);
-      (void)map(f->fd());
-      return ec;
-    }
-  } else if (auto ec = truncate_fd(f->fd(), rounded)) {
+  if (auto ec = truncate_fd(f->fd(), rounded)) {
     (void)map(f->fd());
     return ec;
   }
   length_ = rounded;
+  backed_ = std::min(backed_, length_);
   if (entries_ > max_entries()) entries_ = max_entries();
   return map(f->fd());
+}
+
+std::error_code IndexFile::back_next_slot() {
+  // A chunk at a time, so a busy index opens its file once per 8,192
+  // offset entries rather than per append.
+  constexpr int64_t kChunk = 64 * 1024;
+  const int64_t end = static_cast<int64_t>(entries_ + 1) * entry_size_;
+  if (end <= backed_) return {};
+  if (end > length_) return make_error_code(std::errc::no_space_on_device);  // the caller checks fullness first
+  const int64_t to = std::min(length_, std::max(end, backed_ + kChunk));
+  auto f = FileHandle::open(path_, O_RDWR);
+  if (!f) return f.error();
+  if (auto ec = allocate_fd(f->fd(), backed_, to - backed_)) return ec;
+  backed_ = to;
+  return {};
 }
 
 std::error_code IndexFile::reset() {

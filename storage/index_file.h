@@ -3,15 +3,16 @@
 //
 // A new file is preallocated to max_index_size rounded down to a whole number
 // of entries, so appends never grow it; entries() counts the valid ones.
-// Preallocated means blocks allocated (fallocate), not a sparse file: a page
-// of a map that a full file system cannot back raises SIGBUS when written,
-// so every byte the map may write is backed before the map exists, and a
-// full disk is an ENOSPC from open() or resize() instead (an existing file,
-// perhaps sparse from an older writer, is backed when opened too). When its
-// segment stops being active (roll, close) the file is trimmed to exactly
-// entries() * entry_size, as Kafka does, so an inactive index file holds only
-// real entries. An existing file is opened assuming that: entries() starts as
-// file size / entry size, and the owner sanity-checks the content.
+// Preallocated as Kafka's are: the file has its full size but is sparse, so
+// an idle partition costs no disk for its indexes. A sparse page of a map
+// that a full file system cannot back raises SIGBUS when written, so the
+// blocks behind the next slot are allocated (fallocate, a chunk at a time)
+// before an append writes it: a full disk is then ENOSPC from
+// back_next_slot(), never a signal. When its segment stops being active
+// (roll, close) the file is trimmed to exactly entries() * entry_size, as
+// Kafka does, so an inactive index file holds only real entries. An existing
+// file is opened assuming that: entries() starts as file size / entry size,
+// and the owner sanity-checks the content.
 //
 // Entries are big-endian. Not thread-safe: the owning segment serialises use.
 #pragma once
@@ -60,6 +61,9 @@ class IndexFile {
   bool damaged() const { return damaged_; }
 
   const uint8_t* entry(size_t n) const { return map_ + n * static_cast<size_t>(entry_size_); }
+  // Allocates the blocks behind the slot after the last entry (and a chunk
+  // beyond it) unless they already are; call before writing append_slot().
+  std::error_code back_next_slot();
   // The slot after the last entry; commit_append() makes it count.
   uint8_t* append_slot() { return map_ + entries_ * static_cast<size_t>(entry_size_); }
   void commit_append() { ++entries_; }
@@ -88,6 +92,7 @@ class IndexFile {
   int64_t length_ = 0;
   uint8_t* map_ = nullptr;
   size_t entries_ = 0;
+  int64_t backed_ = 0;  // bytes from the start known to have blocks
   bool damaged_ = false;
 };
 

@@ -116,9 +116,11 @@ TEST_CASE("time index appends only when the timestamp grows and keeps a slot for
   REQUIRE(Bytes(b.begin(), b.begin() + 12) == Bytes{0, 0, 0, 0, 0, 0, 0x03, 0xe8, 0, 0, 0, 2});
 }
 
-TEST_CASE("index files have their blocks allocated, not sparse, before the map writes them", "[storage]") {
+TEST_CASE("index files are sparse, and each slot's blocks are allocated before the map writes it", "[storage]") {
   // A sparse page that a full disk cannot back raises SIGBUS when written
-  // through the map; allocated blocks turn a full disk into ENOSPC at open.
+  // through the map; allocating the next slot's chunk first turns a full
+  // disk into ENOSPC from append. Unwritten parts stay sparse, as Kafka's
+  // are, so an idle partition's 10 MiB indexes cost no disk.
   TempDir tmp;
   auto allocated = [](const fs::path& p) {
     struct stat st {};
@@ -126,22 +128,29 @@ TEST_CASE("index files have their blocks allocated, not sparse, before the map w
     return static_cast<int64_t>(st.st_blocks) * 512;
   };
   fs::path p = tmp.path / "00000000000000000000.index";
-  auto idx = OffsetIndex::open(p, 0, 1 << 20);
+  auto idx = OffsetIndex::open(p, 0, 4 << 20);
   REQUIRE(idx);
-  REQUIRE(allocated(p) >= idx->file().length());
-  REQUIRE_FALSE(idx->file().resize(4096));
-  REQUIRE_FALSE(idx->file().resize(2 << 20));  // grown back, as make_active() does
-  REQUIRE(idx->file().length() == 2 << 20);
-  REQUIRE(allocated(p) >= idx->file().length());
+  REQUIRE(idx->file().length() == 4 << 20);
+  REQUIRE(allocated(p) < 64 * 1024);
+  REQUIRE_FALSE(idx->append(1, 10));
+  REQUIRE(allocated(p) >= 8);
+  REQUIRE(allocated(p) < 1 << 20);
+  // Every written slot is backed, a chunk ahead at a time.
+  for (int64_t i = 2; i <= 20'000; ++i) REQUIRE_FALSE(idx->append(i, i * 10));
+  REQUIRE(allocated(p) >= 20'000 * 8);
+  REQUIRE(allocated(p) < 4 << 20);
 
-  // An existing sparse file (an older writer) is backed when opened.
+  // Grown back after a trim (make_active()): sparse again beyond the entries.
+  REQUIRE_FALSE(idx->file().resize(8 * 100));
+  REQUIRE_FALSE(idx->file().resize(4 << 20));
+  REQUIRE(idx->file().length() == 4 << 20);
+  REQUIRE_FALSE(idx->append(20'001, 200'010));
+
+  // The time index backs its slots the same way.
   fs::path q = tmp.path / "00000000000000000000.timeindex";
-  {
-    std::ofstream(q.string()).close();
-    fs::resize_file(q, 12 * 1000);
-  }
-  REQUIRE(allocated(q) < 12 * 1000);
-  auto ti = TimeIndex::open(q, 0, 1 << 20);
+  auto ti = TimeIndex::open(q, 0, 4 << 20);
   REQUIRE(ti);
-  REQUIRE(allocated(q) >= 12 * 1000);
+  REQUIRE(allocated(q) < 64 * 1024);
+  REQUIRE_FALSE(ti->maybe_append(1000, 1));
+  REQUIRE(allocated(q) >= 12);
 }

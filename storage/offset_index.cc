@@ -54,16 +54,18 @@ OffsetPosition OffsetIndex::last_entry() const {
   return entry(file_.entries() - 1);
 }
 
-void OffsetIndex::append(int64_t offset, int64_t pos) {
+std::error_code OffsetIndex::append(int64_t offset, int64_t pos) {
   if (is_full()) throw std::logic_error("append to a full offset index " + file_.path().string());
   if (file_.entries() > 0 && offset <= last_entry().offset)
     throw std::logic_error("offset index append out of order in " + file_.path().string());
   if (!can_append_offset(offset) || pos < 0 || pos > INT32_MAX)
     throw std::logic_error("offset index entry out of range in " + file_.path().string());
+  if (auto ec = file_.back_next_slot()) return ec;
   uint8_t* slot = file_.append_slot();
   store_be32(slot, static_cast<uint32_t>(offset - base_offset_));
   store_be32(slot + 4, static_cast<uint32_t>(pos));
   file_.commit_append();
+  return {};
 }
 
 void OffsetIndex::truncate_to(int64_t offset) {

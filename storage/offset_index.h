@@ -46,7 +46,8 @@ class OffsetIndex {
   }
   // Appends (offset, position). Offsets must increase and the index must not
   // be full: violating either is a bug in the caller (throws logic_error).
-  void append(int64_t offset, int64_t position);
+  // Errors only when the blocks behind the entry cannot be allocated (ENOSPC).
+  std::error_code append(int64_t offset, int64_t position);
   // Drops every entry with offset >= `offset`.
   void truncate_to(int64_t offset);
   std::error_code reset() { return file_.reset(); }

@@ -149,7 +149,7 @@ std::error_code Segment::append(ByteView batches, int64_t last_offset, int64_t m
   size_ += static_cast<int64_t>(batches.size());
   if (max_timestamp > max_ts_.timestamp) max_ts_ = {max_timestamp, offset_of_max_timestamp};
   if (bytes_since_last_index_entry_ > config_.index_interval_bytes) {
-    offset_index_.append(last_offset, position);
+    if (auto ec = offset_index_.append(last_offset, position)) return ec;
     if (auto ec = time_index_.maybe_append(max_ts_.timestamp, max_ts_.offset)) return ec;
     bytes_since_last_index_entry_ = 0;
   }

@@ -49,7 +49,8 @@ Result<int64_t> Segment::recover(bool truncate_log, const std::function<void(con
     const BatchHeader& h = **b;
     if (h.max_timestamp > max_ts_.timestamp) max_ts_ = {h.max_timestamp, h.last_offset()};
     if (valid - last_index_entry > config_.index_interval_bytes) {
-      if (!offset_index_.is_full()) offset_index_.append(h.last_offset(), valid);
+      if (!offset_index_.is_full())
+        if (auto ec = offset_index_.append(h.last_offset(), valid)) return ec;
       if (!time_index_.is_full())
         if (auto ec = time_index_.maybe_append(max_ts_.timestamp, max_ts_.offset)) return ec;
       last_index_entry = valid;

@@ -45,6 +45,7 @@ std::error_code TimeIndex::maybe_append(int64_t ts, int64_t offset, bool skip_fu
   }
   if (offset < base_offset_ || offset - base_offset_ > INT32_MAX)
     throw std::logic_error("time index offset out of range in " + file_.path().string());
+  if (auto ec = file_.back_next_slot()) return ec;
   uint8_t* slot = file_.append_slot();
   store_be64(slot, static_cast<uint64_t>(ts));
   store_be32(slot + 8, static_cast<uint32_t>(offset - base_offset_));
