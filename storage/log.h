@@ -15,7 +15,8 @@
 // Threads. Every method is safe to call from any thread: an internal mutex
 // serialises them. The broker calls append() from one strand per partition,
 // so that mutex is normally uncontended; retention, flush and checkpoint
-// passes come from the log manager's thread. sync() never holds the log's
+// passes come from the log manager's thread; a compaction pass holds the
+// mutex only for each segment swap (log_cleaner.cc). sync() never holds the log's
 // mutex while it fsyncs, so appends continue during a sync, and any number
 // of threads may wait in sync() at once (group commit, group_commit.h).
 // Read results pin the segment file, so a segment deleted meanwhile stays
@@ -84,7 +85,12 @@ struct CleanerOptions {
   size_t max_decompressed_bytes = 256 << 20;
   // Tests: stop right after this step, leaving the files as a crash would.
   enum class StopAfter : uint8_t { never, cleaned_written, swap_renamed, old_deleted } stop_after = StopAfter::never;
+  // Tests: called once a group's .cleaned file is written, before its swap
+  // takes the log's mutex, so a test can act on the log mid-pass.
+  std::function<void()> before_swap;
 };
+
+struct SegmentSnapshot;  // log_cleaner.cc
 
 // What the cleaner sees in a log (Kafka's LogToClean).
 struct CleanableInfo {
@@ -229,8 +235,12 @@ class Log {
   std::error_code remove_segments(size_t first, size_t count, bool delay, int64_t keep_snapshot_at = -1);
   void delete_expired_files(int64_t now);
   Result<CleanableInfo> cleanable_locked(int64_t now);
-  std::error_code replace_with_cleaned(size_t first, size_t count, int64_t base, const CleanerOptions& options,
-                                       bool& stopped);
+  // The cleaner (log_cleaner.cc): where snapshot[from] is now, if snapshot[from, to) and the log start
+  // offset are still as the pass found them; nullopt if the log changed under the pass.
+  std::optional<size_t> find_unchanged(const std::vector<SegmentSnapshot>& snapshot, size_t from, size_t to,
+                                       int64_t log_start) const;
+  std::error_code replace_with_cleaned(size_t first, size_t count, int64_t base, int64_t limit,
+                                       const CleanerOptions& options, bool& stopped);
   std::error_code recover_swap_files();
 
   fs::path dir_;
@@ -255,6 +265,7 @@ class Log {
   };
   std::vector<PendingDelete> pending_deletes_;
   int64_t first_dirty_offset_ = 0;  // the cleaner checkpoint
+  bool cleaning_ = false;           // a pass is in progress (it holds the mutex only to swap)
   ProducerSnapshotSource producer_snapshot_source_;
 };
 

@@ -34,10 +34,18 @@
 // (deleting the segments it covers) and drops a .cleaned, which leaves the
 // old segments untouched.
 //
-// The log's mutex is held for the whole pass; max_dirty_bytes bounds it.
+// Locking, as Kafka's cleaner: the log's mutex is held only to take a
+// snapshot of the segments below the active one (their files stay open
+// through it, whatever retention deletes meanwhile) and for each group's
+// swap. The map and the .cleaned files are built without it, so appends and
+// fetches go on. Before a swap the pass checks, under the mutex, that the
+// log start offset and every segment it read are as it found them; if a
+// DeleteRecords, retention or truncation changed them, it drops its output
+// and the next pass starts over.
 #include <fcntl.h>
 
 #include <algorithm>
+#include <span>
 #include <string>
 #include <unordered_map>
 
@@ -79,17 +87,42 @@ rec::BatchSpec spec_like(const BatchHeader& h) {
   return spec;
 }
 
+}  // namespace
+
+// A segment below the active one as the pass found it. Inactive segments
+// never grow, and the open file keeps its bytes readable after a delete.
+struct SegmentSnapshot {
+  int64_t base_offset = 0;
+  int64_t size = 0;
+  int64_t limit = 0;  // the next segment's base: every offset here is below it
+  std::shared_ptr<FileHandle> file;
+};
+
+namespace {
+
+// Calls on_batch(header, bytes, stop) for each batch of `s` until it sets
+// `stop` or returns an error; a batch that does not scan is corrupt_record.
+template <class OnBatch>
+std::error_code scan_batches(const SegmentSnapshot& s, OnBatch&& on_batch) {
+  BatchScanner scan(s.file->fd(), 0, s.size, s.base_offset, s.limit - 1);
+  for (bool stop = false; !stop;) {
+    auto next = scan.next();
+    if (!next) return next.error();
+    if (!*next) return scan.problem() == BatchProblem::end ? std::error_code() : StorageErrc::corrupt_record;
+    if (auto ec = on_batch(**next, scan.batch(), stop)) return ec;
+  }
+  return {};
+}
+
 struct GroupOutput {
   int64_t bytes_in = 0;
   int64_t bytes_out = 0;
   int64_t records_removed = 0;
 };
 
-// Writes the cleaned form of `segments` (consecutive, inactive; `limits[i]`
-// is the offset after segment i) to `out_path`, fsynced.
-Result<GroupOutput> rewrite_group(const std::vector<Segment*>& segments, const std::vector<int64_t>& limits,
-                                  const KeyMap& map, int64_t now, const LogConfig& config,
-                                  const CleanerOptions& options, const fs::path& out_path) {
+// Writes the cleaned form of `segments` (consecutive, inactive) to `out_path`, fsynced.
+Result<GroupOutput> rewrite_group(std::span<const SegmentSnapshot> segments, const KeyMap& map, int64_t now,
+                                  const LogConfig& config, const CleanerOptions& options, const fs::path& out_path) {
   auto out = FileHandle::open(out_path, O_RDWR | O_CREAT | O_TRUNC);
   if (!out) return out.error();
   GroupOutput stats;
@@ -105,69 +138,59 @@ Result<GroupOutput> rewrite_group(const std::vector<Segment*>& segments, const s
     return buf.size() >= (1 << 20) ? write_buf() : std::error_code();
   };
   std::optional<BatchHeader> dropped_last;  // the latest batch, if it lost every record
-  for (size_t i = 0; i < segments.size(); ++i) {
-    Segment& s = *segments[i];
-    stats.bytes_in += s.size();
-    BatchScanner scan(s.log_file()->fd(), 0, s.size(), s.base_offset(), limits[i] - 1);
-    for (;;) {
-      auto next = scan.next();
-      if (!next) return next.error();
-      if (!*next) {
-        if (scan.problem() != BatchProblem::end) return StorageErrc::corrupt_record;
-        break;
-      }
-      const BatchHeader& h = **next;
-      if (h.is_control()) {
-        dropped_last.reset();
-        if (auto ec = emit(scan.batch())) return ec;
-        continue;
-      }
-      rec::BatchRecordReader reader(scan.batch(), options.max_decompressed_bytes);
-      bool horizon_set = h.attributes & rec::kDeleteHorizonBit;
-      bool retain_tombstones = !horizon_set || now < h.base_timestamp;
-      std::vector<rec::Record> kept;
-      bool removed = false, has_tombstone = false;
-      rec::Record r;
-      while (reader.next(r)) {
-        int64_t offset = h.base_offset + r.offset_delta;
-        bool keep = false;
-        if (r.key) {
-          auto it = map.find(key_of(r));
-          bool latest = it == map.end() || offset >= it->second;
-          keep = latest && (r.value || retain_tombstones);
-        }
-        if (keep) {
-          has_tombstone |= !r.value;
-          kept.push_back(r);
-        } else {
-          removed = true;
-          ++stats.records_removed;
-        }
-      }
-      if (!reader.status().ok()) return StorageErrc::corrupt_record;
-      bool set_horizon = has_tombstone && !horizon_set;
-      if (!removed && !set_horizon) {
-        dropped_last.reset();
-        if (auto ec = emit(scan.batch())) return ec;
-        continue;
-      }
-      if (kept.empty()) {
-        dropped_last = h;
-        continue;
-      }
+  auto clean_batch = [&](const BatchHeader& h, ByteView batch_bytes, bool&) -> std::error_code {
+    if (h.is_control()) {
       dropped_last.reset();
-      rec::BatchSpec spec = spec_like(h);
-      std::vector<int64_t> times;
-      for (const auto& k : kept) times.push_back(h.base_timestamp + k.timestamp_delta);
-      if (set_horizon) spec.base_timestamp = now + config.delete_retention_ms;
-      else if (horizon_set) spec.base_timestamp = h.base_timestamp;
-      else spec.base_timestamp = times.front();
-      for (size_t k = 0; k < kept.size(); ++k) kept[k].timestamp_delta = times[k] - spec.base_timestamp;
-      spec.max_timestamp = h.log_append_time() ? h.max_timestamp : *std::max_element(times.begin(), times.end());
-      protocol::Bytes batch = rec::build_batch(spec, kept);
-      if (set_horizon || horizon_set) set_delete_horizon_bit(batch);
-      if (auto ec = emit(batch)) return ec;
+      return emit(batch_bytes);
     }
+    rec::BatchRecordReader reader(batch_bytes, options.max_decompressed_bytes);
+    bool horizon_set = h.attributes & rec::kDeleteHorizonBit;
+    bool retain_tombstones = !horizon_set || now < h.base_timestamp;
+    std::vector<rec::Record> kept;
+    bool removed = false, has_tombstone = false;
+    rec::Record r;
+    while (reader.next(r)) {
+      int64_t offset = h.base_offset + r.offset_delta;
+      bool keep = false;
+      if (r.key) {
+        auto it = map.find(key_of(r));
+        bool latest = it == map.end() || offset >= it->second;
+        keep = latest && (r.value || retain_tombstones);
+      }
+      if (keep) {
+        has_tombstone |= !r.value;
+        kept.push_back(r);
+      } else {
+        removed = true;
+        ++stats.records_removed;
+      }
+    }
+    if (!reader.status().ok()) return StorageErrc::corrupt_record;
+    bool set_horizon = has_tombstone && !horizon_set;
+    if (!removed && !set_horizon) {
+      dropped_last.reset();
+      return emit(batch_bytes);
+    }
+    if (kept.empty()) {
+      dropped_last = h;
+      return {};
+    }
+    dropped_last.reset();
+    rec::BatchSpec spec = spec_like(h);
+    std::vector<int64_t> times;
+    for (const auto& k : kept) times.push_back(h.base_timestamp + k.timestamp_delta);
+    if (set_horizon) spec.base_timestamp = now + config.delete_retention_ms;
+    else if (horizon_set) spec.base_timestamp = h.base_timestamp;
+    else spec.base_timestamp = times.front();
+    for (size_t k = 0; k < kept.size(); ++k) kept[k].timestamp_delta = times[k] - spec.base_timestamp;
+    spec.max_timestamp = h.log_append_time() ? h.max_timestamp : *std::max_element(times.begin(), times.end());
+    protocol::Bytes batch = rec::build_batch(spec, kept);
+    if (set_horizon || horizon_set) set_delete_horizon_bit(batch);
+    return emit(batch);
+  };
+  for (const SegmentSnapshot& s : segments) {
+    stats.bytes_in += s.size;
+    if (auto ec = scan_batches(s, clean_batch)) return ec;
   }
   if (dropped_last) {
     // Kafka's empty batch (DefaultRecordBatch.writeEmptyHeader): offsets and producer fields only.
@@ -181,6 +204,38 @@ Result<GroupOutput> rewrite_group(const std::vector<Segment*>& segments, const s
   if (auto ec = write_buf()) return ec;
   if (auto ec = datasync_fd(out->fd())) return ec;
   return stats;
+}
+
+// Maps every key of [first_dirty, uncleanable) to its last offset, up to the
+// pass's limits. Returns the offset after the last batch mapped; `full` when
+// a limit (or the first uncleanable offset) stopped it inside the range.
+Result<int64_t> build_offset_map(std::span<const SegmentSnapshot> segments, int64_t first_dirty,
+                                 int64_t uncleanable, const CleanerOptions& options, KeyMap& map, bool& full) {
+  int64_t end = first_dirty, dirty_read = 0;
+  for (const SegmentSnapshot& s : segments) {
+    if (full || s.base_offset >= uncleanable) break;
+    if (s.limit <= first_dirty) continue;
+    auto map_batch = [&](const BatchHeader& h, ByteView batch, bool& stop) -> std::error_code {
+      if (h.last_offset() < first_dirty) return {};
+      if (h.last_offset() >= uncleanable) {
+        full = stop = true;
+        return {};
+      }
+      if (!h.is_control()) {
+        rec::BatchRecordReader reader(batch, options.max_decompressed_bytes);
+        rec::Record r;
+        while (reader.next(r))
+          if (r.key) map[key_of(r)] = h.base_offset + r.offset_delta;
+        if (!reader.status().ok()) return StorageErrc::corrupt_record;
+      }
+      end = h.last_offset() + 1;
+      dirty_read += static_cast<int64_t>(h.total_size());
+      full = stop = map.size() >= options.max_map_keys || dirty_read >= options.max_dirty_bytes;
+      return {};
+    };
+    if (auto ec = scan_batches(s, map_batch)) return ec;
+  }
+  return end;
 }
 
 }  // namespace
@@ -233,67 +288,61 @@ Result<CleanableInfo> Log::cleanable_locked(int64_t t) {
 }
 
 Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool force) {
-  std::lock_guard lock(mu_);
-  if (closed_) return StorageErrc::closed;
-  if (failure_) return StorageErrc::log_dir_failed;
   CleanResult result;
-  if (!config_.cleanup_compact) return result;
-  auto info = cleanable_locked(t);
-  if (!info) return info.error();
-  if (!(info->due || (force && info->cleanable_bytes > 0))) return result;
-  int64_t first_dirty = info->first_dirty_offset, uncleanable = info->first_uncleanable_offset;
+  std::vector<SegmentSnapshot> snapshot;
+  LogConfig config;
+  int64_t first_dirty, uncleanable, log_start;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return StorageErrc::closed;
+    if (failure_) return StorageErrc::log_dir_failed;
+    if (!config_.cleanup_compact || cleaning_) return result;
+    auto info = cleanable_locked(t);
+    if (!info) return info.error();
+    if (!(info->due || (force && info->cleanable_bytes > 0))) return result;
+    first_dirty = info->first_dirty_offset, uncleanable = info->first_uncleanable_offset;
+    for (size_t i = 0; i + 1 < segments_.size(); ++i)
+      snapshot.push_back({segments_[i]->base_offset(), segments_[i]->size(), segments_[i + 1]->base_offset(),
+                          segments_[i]->log_file()});
+    config = config_;
+    log_start = log_start_offset_;
+    cleaning_ = true;
+  }
+  struct EndPass {
+    Log& log;
+    ~EndPass() {
+      std::lock_guard lock(log.mu_);
+      log.cleaning_ = false;
+    }
+  } end_pass{*this};
+  // An error on a log closed (a deleted topic) or changed meanwhile only means the pass is stale.
+  auto failed = [&](std::error_code ec, size_t from, size_t to) -> Result<CleanResult> {
+    std::lock_guard lock(mu_);
+    if (closed_ || !find_unchanged(snapshot, from, to, log_start)) return result;
+    return ec == StorageErrc::corrupt_record ? ec : fail(ec);
+  };
 
   // 1. The offset map of the dirty range.
   KeyMap map;
-  int64_t end = first_dirty, dirty_read = 0;
   bool full = false;
-  for (size_t i = floor_segment(first_dirty); i + 1 < segments_.size() && !full; ++i) {
-    Segment& s = *segments_[i];
-    if (s.base_offset() >= uncleanable) break;
-    BatchScanner scan(s.log_file()->fd(), 0, s.size(), s.base_offset(), segments_[i + 1]->base_offset() - 1);
-    for (;;) {
-      auto next = scan.next();
-      if (!next) return next.error();
-      if (!*next) {
-        if (scan.problem() != BatchProblem::end) return StorageErrc::corrupt_record;
-        break;
-      }
-      const BatchHeader& h = **next;
-      if (h.last_offset() < first_dirty) continue;
-      if (h.last_offset() >= uncleanable) {
-        full = true;
-        break;
-      }
-      if (!h.is_control()) {
-        rec::BatchRecordReader reader(scan.batch(), options.max_decompressed_bytes);
-        rec::Record r;
-        while (reader.next(r))
-          if (r.key) map[key_of(r)] = h.base_offset + r.offset_delta;
-        if (!reader.status().ok()) return StorageErrc::corrupt_record;
-      }
-      end = h.last_offset() + 1;
-      dirty_read += static_cast<int64_t>(h.total_size());
-      if (map.size() >= options.max_map_keys || dirty_read >= options.max_dirty_bytes) {
-        full = true;
-        break;
-      }
-    }
-  }
+  auto mapped = build_offset_map(snapshot, first_dirty, uncleanable, options, map, full);
+  if (!mapped) return failed(mapped.error(), 0, snapshot.size());
+  int64_t end = *mapped;
   if (end == first_dirty) return result;
   // The whole dirty range was mapped: the next pass starts where it ended.
   if (!full) end = uncleanable;
 
   // 2 and 3. Rewrite and swap every segment below `end`, group by group.
   size_t n_clean = 0;
-  while (n_clean + 1 < segments_.size() && segments_[n_clean]->base_offset() < end) ++n_clean;
+  while (n_clean < snapshot.size() && snapshot[n_clean].base_offset < end) ++n_clean;
   result.end_offset = end;
   for (size_t first = 0; first < n_clean;) {
     size_t last = first + 1;
-    int64_t group_bytes = segments_[first]->size();
-    int64_t base = segments_[first]->base_offset();
-    while (last < n_clean && group_bytes + segments_[last]->size() <= config_.segment_bytes &&
-           segments_[last + 1]->base_offset() - 1 - base <= INT32_MAX) {
-      group_bytes += segments_[last]->size();
+    int64_t group_bytes = snapshot[first].size;
+    int64_t base = snapshot[first].base_offset;
+    while (last < n_clean && group_bytes + snapshot[last].size <= config.segment_bytes &&
+           snapshot[last].limit - 1 - base <= INT32_MAX) {
+      group_bytes += snapshot[last].size;
       ++last;
     }
     size_t count = last - first;
@@ -303,44 +352,74 @@ Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool fo
       result.segments_out += static_cast<int>(count);
       continue;
     }
-    std::vector<Segment*> group;
-    std::vector<int64_t> limits;
-    for (size_t i = first; i < last; ++i) {
-      group.push_back(segments_[i].get());
-      limits.push_back(segments_[i + 1]->base_offset());
-    }
-    fs::path log = Segment::log_path(dir_, base);
-    fs::path cleaned = with_suffix(log, Segment::kCleanedSuffix), swap = with_suffix(log, Segment::kSwapSuffix);
-    auto out = rewrite_group(group, limits, map, t, config_, options, cleaned);
+    fs::path cleaned = with_suffix(Segment::log_path(dir_, base), Segment::kCleanedSuffix);
+    auto group = std::span<const SegmentSnapshot>(snapshot).subspan(first, count);
+    auto out = rewrite_group(group, map, t, config, options, cleaned);
     if (!out) {
       (void)remove_if_exists(cleaned);
-      return out.error() == StorageErrc::corrupt_record ? out.error() : fail(out.error());
+      return failed(out.error(), first, n_clean);
+    }
+    if (options.stop_after == CleanerOptions::StopAfter::cleaned_written) return result;
+    if (options.before_swap) options.before_swap();
+    std::lock_guard lock(mu_);
+    auto at = find_unchanged(snapshot, first, n_clean, log_start);
+    if (closed_ || failure_ || !config_.cleanup_compact || !at) {
+      (void)remove_if_exists(cleaned);  // stale: the old segments stay, a later pass starts over
+      return result;
     }
     result.bytes_in += out->bytes_in;
     result.bytes_out += out->bytes_out;
     result.records_removed += out->records_removed;
-    using Stop = CleanerOptions::StopAfter;
-    if (options.stop_after == Stop::cleaned_written) return result;
-    if (auto ec = rename_path(cleaned, swap)) return fail(ec);
-    if (auto ec = fsync_dir(dir_)) return fail(ec);
-    if (options.stop_after == Stop::swap_renamed) return result;
-    // The cleaned segment keeps the base offset, and with it its snapshot.
-    if (auto ec = remove_segments(first, count, /*delay=*/true, base)) return fail(ec);
-    if (options.stop_after == Stop::old_deleted) return result;
-    if (auto ec = rename_path(swap, log)) return fail(ec);
-    if (auto ec = fsync_dir(dir_)) return fail(ec);
-    auto seg = Segment::open_existing(dir_, base, config_, t);
-    if (!seg) return fail(seg.error());
-    (*seg)->set_offset_limit(segments_[first]->base_offset());
-    if (auto ec = (*seg)->on_become_inactive()) return fail(ec);
-    segments_.insert(segments_.begin() + static_cast<ptrdiff_t>(first), std::move(*seg));
-    n_clean -= count - 1;
-    ++first;
+    bool stopped = false;
+    if (auto ec = replace_with_cleaned(*at, count, base, snapshot[last - 1].limit, options, stopped))
+      return fail(ec);
+    if (stopped) return result;
     ++result.segments_out;
+    first = last;
   }
+  std::lock_guard lock(mu_);
   first_dirty_offset_ = end;
   result.cleaned = true;
   return result;
+}
+
+std::optional<size_t> Log::find_unchanged(const std::vector<SegmentSnapshot>& snapshot, size_t from, size_t to,
+                                          int64_t log_start) const {
+  if (log_start_offset_ != log_start || from >= to) return std::nullopt;
+  auto first = std::find_if(segments_.begin(), segments_.end(),
+                            [&](const auto& s) { return s->log_file() == snapshot[from].file; });
+  auto at = first;
+  for (size_t i = from; i < to; ++i, ++at)
+    if (at == segments_.end() || (*at)->log_file() != snapshot[i].file || (*at)->size() != snapshot[i].size)
+      return std::nullopt;
+  // The segment after them is still there, so their offset range is as it was.
+  if (at == segments_.end() || (*at)->base_offset() != snapshot[to - 1].limit) return std::nullopt;
+  return static_cast<size_t>(first - segments_.begin());
+}
+
+// The swap of one group, under the log's mutex: `count` segments from
+// segments_[first] give way to <base>.log.cleaned.
+std::error_code Log::replace_with_cleaned(size_t first, size_t count, int64_t base, int64_t limit,
+                                          const CleanerOptions& options, bool& stopped) {
+  using Stop = CleanerOptions::StopAfter;
+  fs::path log = Segment::log_path(dir_, base);
+  fs::path cleaned = with_suffix(log, Segment::kCleanedSuffix), swap = with_suffix(log, Segment::kSwapSuffix);
+  stopped = true;
+  if (auto ec = rename_path(cleaned, swap)) return ec;
+  if (auto ec = fsync_dir(dir_)) return ec;
+  if (options.stop_after == Stop::swap_renamed) return {};
+  // The cleaned segment keeps the base offset, and with it its snapshot.
+  if (auto ec = remove_segments(first, count, /*delay=*/true, base)) return ec;
+  if (options.stop_after == Stop::old_deleted) return {};
+  if (auto ec = rename_path(swap, log)) return ec;
+  if (auto ec = fsync_dir(dir_)) return ec;
+  auto seg = Segment::open_existing(dir_, base, config_, now());
+  if (!seg) return seg.error();
+  (*seg)->set_offset_limit(limit);
+  if (auto ec = (*seg)->on_become_inactive()) return ec;
+  segments_.insert(segments_.begin() + static_cast<ptrdiff_t>(first), std::move(*seg));
+  stopped = false;
+  return {};
 }
 
 // Log::load, before anything else: finishes or rolls back a swap that a

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -145,6 +147,43 @@ void standard_log(Fixture& f) {
 
 const std::vector<Rec> kStandardCompacted = {
     {2, "k1", "c", T0 + 2}, {3, "k3", "d", T0}, {4, "k2", "e", T0}, {5, "k1", "f", T0}};
+
+// Bounds every wait of the mid-pass tests; generous, so only a stalled log reaches it.
+constexpr auto kBound = std::chrono::seconds(30);
+
+template <class T>
+bool finished(const std::future<T>& f, std::chrono::seconds within = kBound) {
+  return f.wait_for(within) == std::future_status::ready;
+}
+
+// One cleaning pass on its own thread, held between writing its output and
+// the swap until release() (or the bound) lets it go on.
+struct PassInProgress {
+  std::promise<void> reached_promise, go_promise;
+  std::future<void> reached_future = reached_promise.get_future();
+  std::shared_future<void> go = go_promise.get_future().share();
+  std::atomic<bool> hook_called{false};
+  bool released = false;
+  std::future<Result<CleanResult>> pass;
+
+  PassInProgress(Log& log, int64_t now) {
+    CleanerOptions o;
+    o.before_swap = [this] {
+      if (!hook_called.exchange(true)) reached_promise.set_value();
+      (void)go.wait_for(kBound);
+    };
+    pass = std::async(std::launch::async, [&log, now, o] { return log.clean(now, o); });
+  }
+  bool reached() { return finished(reached_future); }
+  void release() {
+    if (!released) go_promise.set_value();
+    released = true;
+  }
+  ~PassInProgress() {
+    release();
+    if (pass.valid()) pass.wait();
+  }
+};
 
 }  // namespace
 
@@ -404,4 +443,67 @@ TEST_CASE("the log manager's tick cleans a due log and checkpoints its first dir
   auto m = LogManager::open(o);
   REQUIRE(m);
   REQUIRE((*m)->get(TopicPartition{"c", 0})->first_dirty_offset() == 3);
+}
+
+TEST_CASE("appends and reads on the log complete while a cleaning pass is in progress", "[storage][cleaner]") {
+  Fixture f;
+  standard_log(f);
+  PassInProgress pass(*f.log, f.clock.now());
+  REQUIRE(pass.reached());
+  auto appended = std::async(std::launch::async, [&] { return append(*f.log, kv_batch({{"k4", "g"}})); });
+  REQUIRE(finished(appended));
+  auto info = appended.get();
+  REQUIRE(info);
+  REQUIRE(info->base_offset == 6);
+  auto read = std::async(std::launch::async, [&] { return f.log->read(0, 1000); });
+  REQUIRE(finished(read));
+  auto r = read.get();
+  REQUIRE(r);
+  REQUIRE(parse_batches(read_region(r->records)).front().header.base_offset == 0);  // not swapped yet
+  REQUIRE_FALSE(finished(pass.pass, std::chrono::seconds(0)));  // both finished while the pass was held
+  pass.release();
+  REQUIRE(finished(pass.pass));
+  auto cleaned = pass.pass.get();
+  REQUIRE(cleaned);
+  REQUIRE(cleaned->cleaned);
+  auto expected = kStandardCompacted;
+  expected.push_back({6, "k4", "g", T0});
+  REQUIRE(dump(*f.log) == expected);
+  REQUIRE(f.log->first_dirty_offset() == 5);
+  REQUIRE(f.leftovers().empty());
+}
+
+TEST_CASE("a DeleteRecords or a truncation during a cleaning pass makes the pass discard its output",
+          "[storage][cleaner]") {
+  Fixture f;
+  standard_log(f);
+  PassInProgress pass(*f.log, f.clock.now());
+  REQUIRE(pass.reached());
+  std::vector<Rec> expected;
+  SECTION("DeleteRecords removes the first segment") {
+    auto deleted = std::async(std::launch::async, [&] { return f.log->delete_records(3); });
+    REQUIRE(finished(deleted));
+    auto start = deleted.get();
+    REQUIRE(start);
+    REQUIRE(*start == 3);
+    expected = {{3, "k3", "d", T0}, {4, "k2", "e", T0}, {5, "k1", "f", T0}};
+  }
+  SECTION("a truncation removes k2's latest value, which the pass's offset map holds") {
+    auto truncated = std::async(std::launch::async, [&] { return f.log->truncate_to(4); });
+    REQUIRE(finished(truncated));
+    REQUIRE_FALSE(truncated.get());
+    // Swapping in the output would drop k2=b for a k2=e that no longer exists.
+    expected = {{0, "k1", "a", T0}, {1, "k2", "b", T0 + 1}, {2, "k1", "c", T0 + 2}, {3, "k3", "d", T0}};
+  }
+  pass.release();
+  REQUIRE(finished(pass.pass));
+  auto result = pass.pass.get();
+  REQUIRE(result);
+  REQUIRE_FALSE(result->cleaned);
+  REQUIRE(dump(*f.log) == expected);
+  REQUIRE(f.leftovers().empty());
+  // The next pass starts over and cleans what is left.
+  REQUIRE(f.log->clean(f.clock.now(), {}, /*force=*/true));
+  REQUIRE(f.leftovers().empty());
+  REQUIRE(f.log->log_end_offset() == expected.back().offset + 1);
 }
