@@ -1,9 +1,9 @@
 // The broker's configuration: Kafka's server.properties names and defaults.
 //
-// Every key Runnel reads is declared once in config.cc with its type, Kafka's
-// default and its valid range. A key Runnel does not know is reported at
-// startup (and ignored); a known key with an invalid value stops startup with
-// a message that names the key. Values are looked up by Kafka's name.
+// Every key Runnel reads is declared once in config_def.cc with its type,
+// Kafka's default and its validator. A key Runnel does not know is reported
+// at startup (and ignored); a known key with an invalid value stops startup
+// with a message that names the key. Values are looked up by Kafka's name.
 #pragma once
 
 #include <cstdint>
@@ -13,19 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "broker/config_def.h"
+
 namespace runnel::broker {
-
-enum class ConfigType { boolean, int_, long_, double_, string, list, password };
-
-struct ConfigDef {
-  const char* name;
-  ConfigType type;
-  const char* default_value;  // nullptr: no default (Kafka's null)
-  int64_t min = INT64_MIN;    // for int_/long_
-  int64_t max = INT64_MAX;
-  std::vector<std::string> valid_values = {};  // for strings/lists, when restricted
-  bool topic_config_synonym = false;           // a log.* default of a topic config
-};
 
 // One listener: NAME://host:port (host empty means every interface).
 struct Listener {
@@ -76,8 +66,6 @@ class BrokerConfig {
   // Keys set in server.properties or --override that Runnel accepts but
   // does not act on, each with why (reported at startup).
   std::vector<std::pair<std::string, std::string>> accepted_not_acted_on() const;
-  static const std::vector<ConfigDef>& definitions();
-  static const ConfigDef* find_definition(const std::string& name);
   // The value to show for a key: explicit, else the default (nullopt if null).
   std::optional<std::string> value_or_default(const std::string& name) const;
 
@@ -89,9 +77,6 @@ class BrokerConfig {
   int64_t log_retention_ms() const;  // log.retention.ms > .minutes > .hours
   int64_t log_roll_ms() const;       // log.roll.ms > log.roll.hours
 
-  // Validates a value against a definition; returns an error text or "".
-  static std::string check_value(const ConfigDef& def, const std::string& value);
-
  private:
   const std::string* find_value(const std::string& name) const;  // highest layer that sets it
 
@@ -102,5 +87,8 @@ class BrokerConfig {
 };
 
 std::vector<Listener> parse_listeners(const std::string& spec, const std::string& key);
+// The same parse: why `spec` is not a listener list (after Kafka's "Invalid
+// value ... for configuration K: "), or "" with `out` filled.
+std::string parse_listeners(std::string_view spec, std::vector<Listener>& out);
 
 }  // namespace runnel::broker

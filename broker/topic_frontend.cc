@@ -145,9 +145,8 @@ awaitable<TopicError> TopicFrontend::add_partitions(std::string name, int32_t co
     auto opened = co_await broker_.run_blocking(creating(broker_.logs(), t.partition_spec(*topic), current, count));
     if (opened.error) co_return TopicError{ErrorCode::kafka_storage_error, opened.error.message()};
     // The overrides may have changed while the logs were being made.
-    const auto config = t.log_config(topic->overrides);
     for (auto& p : opened.partitions) {
-      p->log().set_config(config);
+      p->log().set_config(topic->config.log);
       topic->partitions.push_back(std::move(p));
     }
   }
@@ -160,9 +159,9 @@ TopicError TopicFrontend::set_overrides(const std::string& name, TopicOverrides 
   TopicTable& t = table();
   auto topic = t.find(name);
   if (!topic) return {ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
+  topic->config = t.topic_config(overrides);
   topic->overrides = std::move(overrides);
-  auto config = t.log_config(topic->overrides);
-  for (auto& p : topic->partitions) p->log().set_config(config);
+  for (auto& p : topic->partitions) p->log().set_config(topic->config.log);
   if (auto ec = t.write(t.snapshot())) return {ErrorCode::kafka_storage_error, ec.message()};
   return {};
 }
