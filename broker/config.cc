@@ -58,6 +58,7 @@ BrokerConfig BrokerConfig::from(std::map<std::string, std::string> props) {
   }
   // Cross-key checks Kafka makes at startup.
   refuse_unimplemented_security(c, props);
+  c.rebuild_typed();
   if (c.node_id() < 0)
     throw ConfigError("Missing required configuration node.id (or broker.id): a non-negative integer");
   if (c.is_set("node.id") && c.is_set("broker.id") && c.get_int("node.id") != c.get_int("broker.id"))
@@ -116,6 +117,19 @@ void BrokerConfig::set_dynamic_configs(ConfigLayer layer, std::map<std::string, 
     dynamic_default_ = std::move(configs);
   else
     throw std::logic_error("not a dynamic config layer");
+  rebuild_typed();
+}
+
+void BrokerConfig::rebuild_typed() {
+  TypedBrokerConfig t;
+  t.auto_create_topics_enable = get_bool("auto.create.topics.enable");
+  t.delete_topic_enable = get_bool("delete.topic.enable");
+  t.num_partitions = get_int("num.partitions");
+  t.default_replication_factor = get_int("default.replication.factor");
+  t.fetch_max_bytes = get_int("fetch.max.bytes");
+  t.broker_rack = get_optional("broker.rack");
+  t.acks_all_fsync = get_bool("runnel.acks.all.fsync");
+  typed_ = std::move(t);
 }
 
 std::optional<std::string> BrokerConfig::value_or_default(const std::string& name) const {

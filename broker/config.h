@@ -35,6 +35,21 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The broker keys read while serving requests, typed (Kafka's KafkaConfig
+// accessors): built from the layers whenever they change (from(),
+// set_dynamic_configs()), so request paths read fields, never names.
+struct TypedBrokerConfig {
+  bool auto_create_topics_enable = true;    // auto.create.topics.enable
+  bool delete_topic_enable = true;          // delete.topic.enable
+  int32_t num_partitions = 1;               // num.partitions
+  int32_t default_replication_factor = 1;   // default.replication.factor
+  int32_t fetch_max_bytes = 57671680;       // fetch.max.bytes
+  std::optional<std::string> broker_rack;   // broker.rack
+  bool acks_all_fsync = true;               // runnel.acks.all.fsync
+
+  bool operator==(const TypedBrokerConfig&) const = default;
+};
+
 class BrokerConfig {
  public:
   // Reads a server.properties file (Java properties syntax: '#' and '!'
@@ -62,6 +77,9 @@ class BrokerConfig {
   const std::map<std::string, std::string>& dynamic_configs(ConfigLayer layer) const;
   void set_dynamic_configs(ConfigLayer layer, std::map<std::string, std::string> configs);
 
+  // The request-path keys, typed, as the layers now hold them.
+  const TypedBrokerConfig& typed() const { return typed_; }
+
   const std::vector<std::string>& unknown_keys() const { return unknown_; }
   // Keys set in server.properties or --override that Runnel accepts but
   // does not act on, each with why (reported at startup).
@@ -84,6 +102,9 @@ class BrokerConfig {
   std::map<std::string, std::string> dynamic_broker_;   // BROKER "<node id>"
   std::map<std::string, std::string> dynamic_default_;  // BROKER ""
   std::vector<std::string> unknown_;
+  TypedBrokerConfig typed_;
+
+  void rebuild_typed();
 };
 
 std::vector<Listener> parse_listeners(const std::string& spec, const std::string& key);

@@ -296,3 +296,21 @@ TEST_CASE("typed topic configs follow override changes and the broker's dynamic 
   REQUIRE(topic->partitions.at(0)->log().config().segment_bytes == 1048576);
   REQUIRE(topic->partitions.at(0)->log().config().message_timestamp_type == storage::TimestampType::log_append_time);
 }
+
+TEST_CASE("the typed broker config is built at startup and rebuilt when a layer changes", "[config_def]") {
+  auto c = broker_with({{"num.partitions", "3"}, {"broker.rack", "r1"}, {"runnel.acks.all.fsync", "FALSE"}});
+  REQUIRE(c.typed().num_partitions == 3);
+  REQUIRE(c.typed().broker_rack == "r1");
+  REQUIRE_FALSE(c.typed().acks_all_fsync);
+  REQUIRE(c.typed().auto_create_topics_enable);
+  REQUIRE(c.typed().delete_topic_enable);
+  REQUIRE(c.typed().default_replication_factor == 1);
+  REQUIRE(c.typed().fetch_max_bytes == 57671680);
+  REQUIRE(broker_with().typed() == TypedBrokerConfig{});  // the struct's defaults are the table's
+  c.set_dynamic_configs(ConfigLayer::dynamic_default, {{"num.partitions", "5"}});
+  REQUIRE(c.typed().num_partitions == 5);
+  c.set_dynamic_configs(ConfigLayer::dynamic_broker, {{"num.partitions", "7"}});
+  REQUIRE(c.typed().num_partitions == 7);
+  c.set_dynamic_configs(ConfigLayer::dynamic_broker, {});
+  REQUIRE(c.typed().num_partitions == 5);
+}

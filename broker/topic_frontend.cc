@@ -67,10 +67,10 @@ TopicError TopicFrontend::validate_new_topic(const std::string& name, int32_t& p
   const BrokerConfig& config = broker_.config();
   if (auto e = TopicTable::validate_name(name); !e.ok()) return e;
   if (broker_.topics().find(name) || in_flight(name)) return already_exists(name);
-  if (partitions == -1) partitions = config.get_int("num.partitions");
+  if (partitions == -1) partitions = config.typed().num_partitions;
   if (partitions <= 0)
     return {ErrorCode::invalid_partitions, "Number of partitions was set to an invalid non-positive value."};
-  if (replication_factor == -1) replication_factor = static_cast<int16_t>(config.get_int("default.replication.factor"));
+  if (replication_factor == -1) replication_factor = static_cast<int16_t>(config.typed().default_replication_factor);
   if (replication_factor <= 0)
     return {ErrorCode::invalid_replication_factor, "Replication factor must be larger than 0, or -1 to use the default value."};
   if (replication_factor > 1)

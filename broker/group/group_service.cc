@@ -184,7 +184,7 @@ std::error_code GroupService::append(int32_t partition, const std::vector<Offset
 }
 
 void GroupService::sync_before_response(RequestContext& ctx, const std::string& group_id) {
-  if (!broker_.config().get_bool("runnel.acks.all.fsync")) return;
+  if (!broker_.config().typed().acks_all_fsync) return;
   auto part = broker_.topics().partition(kOffsetsTopic, coordinator_->partition_for(group_id));
   if (!part) return;
   ctx.before_send = [b = &broker_, log = part->log_ptr()] { return sync_then_send(*b, log); };

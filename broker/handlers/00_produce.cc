@@ -184,7 +184,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
     // so the producer notices.
     ctx.send_response = false;
     ctx.close_connection = any_error;
-  } else if (!to_sync.empty() && b.config().get_bool("runnel.acks.all.fsync")) {
+  } else if (!to_sync.empty() && b.config().typed().acks_all_fsync) {
     // The response is already encoded as a success; if the fsync fails the
     // connection is closed instead of sending it, so nothing unsynced is
     // ever acknowledged (the log is failed from then on: every later append
