@@ -102,7 +102,7 @@ r::BatchStatus check_records(protocol::ByteView batch, const r::BatchHeader& hea
 
 }  // namespace
 
-PreparedBatch prepare_batch(const BrokerConfig& config, const Topic& topic, int32_t partition,
+PreparedBatch prepare_batch(const BrokerConfig& /*broker*/, const Topic& topic, int32_t partition,
                             const protocol::Records& records, const std::optional<r::BatchHeader>& header,
                             int64_t now_ms) {
   PreparedBatch out;

@@ -9,8 +9,10 @@
 // it at runtime (dynamic_broker_config.h). BROKER "": the cluster-wide
 // dynamic defaults that are set. BROKER_LOGGER: the root
 // logger's level. An empty or null ConfigurationKeys lists every key;
-// unknown requested keys are left out. Documentation is not provided
-// (null), which Kafka's clients accept.
+// unknown requested keys are left out. Types, documentation, read-only
+// flags and synonym families come from the config table (config_def.h);
+// no key declares documentation yet, so it is null, which Kafka's clients
+// accept.
 #include <algorithm>
 #include <set>
 
