@@ -65,7 +65,7 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
       producer_ids_(std::filesystem::path(config_.log_dirs().front()) / "runnel-producer-ids") {
   for (const auto& d : config_.log_dirs()) std::filesystem::create_directories(d);
   load_dynamic_configs(config_);
-  logs_ = open_logs(config_, cluster_id_, TopicTable::log_config(config_, {}));
+  logs_ = open_logs(config_, cluster_id_, TopicConfig::build(config_, {}).log);
   topics_ = std::make_unique<TopicTable>(config_, *logs_);
   if (auto ec = topics_->load()) throw std::runtime_error("cannot load topics: " + ec.message());
   // Kafka's stray logs: partition directories runnel-topics.json does not

@@ -5,168 +5,12 @@
 #include <sstream>
 
 #include "broker/security_config.h"
-#include "broker/topic_config.h"
 
 namespace runnel::broker {
 
 namespace {
 
-using T = ConfigType;
-constexpr int64_t kIntMax = INT32_MAX;
-
-// Kafka's names and defaults (KafkaConfig, ServerLogConfigs, SocketServerConfigs,
-// GroupCoordinatorConfig, TransactionLogConfig). Only keys Runnel acts on.
-const std::vector<ConfigDef> kDefs = {
-    // Identity and listeners.
-    {"node.id", T::int_, "-1", -1, kIntMax},
-    {"broker.id", T::int_, "-1", -1, kIntMax},
-    {"listeners", T::list, "PLAINTEXT://:9092"},
-    {"advertised.listeners", T::list, nullptr},
-    {"listener.security.protocol.map", T::list,
-     "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"},
-    {"inter.broker.listener.name", T::string, nullptr},
-    // Only PLAINTEXT is served until security lands (security_config.h).
-    {"security.inter.broker.protocol", T::string, "PLAINTEXT", 0, 0, {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}},
-    {"broker.rack", T::string, nullptr},
-    // Log directories.
-    {"log.dirs", T::list, nullptr},
-    {"log.dir", T::string, "/tmp/kafka-logs"},
-    // Topic defaults.
-    {"num.partitions", T::int_, "1", 1, kIntMax},
-    {"default.replication.factor", T::int_, "1", 1, kIntMax},
-    {"auto.create.topics.enable", T::boolean, "true"},
-    {"delete.topic.enable", T::boolean, "true"},
-    {"min.insync.replicas", T::int_, "1", 1, kIntMax, {}, true},
-    {"message.max.bytes", T::int_, "1048588", 0, kIntMax, {}, true},
-    {"compression.type", T::string, "producer", 0, 0,
-     {"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}, true},
-    {"compression.gzip.level", T::int_, "-1", -1, 9, {}, true},
-    {"compression.lz4.level", T::int_, "9", 1, 17, {}, true},
-    {"compression.zstd.level", T::int_, "3", -131072, 22, {}, true},
-    // Network.
-    {"socket.request.max.bytes", T::int_, "104857600", 1, kIntMax},
-    {"socket.send.buffer.bytes", T::int_, "102400", -1, kIntMax},
-    {"socket.receive.buffer.bytes", T::int_, "102400", -1, kIntMax},
-    {"connections.max.idle.ms", T::long_, "600000"},
-    {"queued.max.requests", T::int_, "500", 1, kIntMax},
-    {"queued.max.request.bytes", T::long_, "-1"},
-    {"num.network.threads", T::int_, "3", 1, kIntMax},
-    {"num.io.threads", T::int_, "8", 1, kIntMax},
-    {"request.timeout.ms", T::int_, "30000", 0, kIntMax},
-    {"fetch.max.bytes", T::int_, "57671680", 1024, kIntMax},  // caps a Fetch response's records
-    // Log segments, retention, flushing (log.* are defaults of topic configs).
-    {"log.segment.bytes", T::int_, "1073741824", 14, kIntMax, {}, true},
-    {"log.roll.ms", T::long_, nullptr, 1, INT64_MAX, {}, true},
-    {"log.roll.hours", T::int_, "168", 1, kIntMax, {}, true},
-    {"log.roll.jitter.ms", T::long_, nullptr, 0, INT64_MAX, {}, true},
-    {"log.roll.jitter.hours", T::int_, "0", 0, kIntMax, {}, true},
-    {"log.index.size.max.bytes", T::int_, "10485760", 4, kIntMax, {}, true},
-    {"log.index.interval.bytes", T::int_, "4096", 0, kIntMax, {}, true},
-    {"log.retention.ms", T::long_, nullptr, -1, INT64_MAX, {}, true},
-    {"log.retention.minutes", T::int_, nullptr, -1, kIntMax, {}, true},
-    {"log.retention.hours", T::int_, "168", -1, kIntMax, {}, true},
-    {"log.retention.bytes", T::long_, "-1", -1, INT64_MAX, {}, true},
-    {"log.retention.check.interval.ms", T::long_, "300000", 1, INT64_MAX},
-    {"log.segment.delete.delay.ms", T::long_, "60000", 0, INT64_MAX, {}, true},
-    {"log.flush.interval.messages", T::long_, "9223372036854775807", 1, INT64_MAX, {}, true},
-    {"log.flush.interval.ms", T::long_, nullptr, 0, INT64_MAX, {}, true},
-    {"log.flush.scheduler.interval.ms", T::long_, "9223372036854775807", 0, INT64_MAX},
-    {"log.flush.offset.checkpoint.interval.ms", T::int_, "60000", 0, kIntMax},
-    {"log.flush.start.offset.checkpoint.interval.ms", T::int_, "60000", 0, kIntMax},
-    {"log.cleanup.policy", T::list, "delete", 0, 0, {"compact", "delete"}, true},
-    {"log.cleaner.enable", T::boolean, "true"},
-    {"log.cleaner.threads", T::int_, "1", 0, kIntMax},
-    {"log.cleaner.backoff.ms", T::long_, "15000", 0, INT64_MAX},
-    {"log.cleaner.min.cleanable.ratio", T::double_, "0.5", 0, 1, {}, true},
-    {"log.cleaner.delete.retention.ms", T::long_, "86400000", 0, INT64_MAX, {}, true},
-    {"log.cleaner.min.compaction.lag.ms", T::long_, "0", 0, INT64_MAX, {}, true},
-    {"log.cleaner.max.compaction.lag.ms", T::long_, "9223372036854775807", 1, INT64_MAX, {}, true},
-    {"log.message.timestamp.type", T::string, "CreateTime", 0, 0, {"CreateTime", "LogAppendTime"}, true},
-    {"log.message.timestamp.before.max.ms", T::long_, "9223372036854775807", 0, INT64_MAX, {}, true},
-    {"log.message.timestamp.after.max.ms", T::long_, "3600000", 0, INT64_MAX, {}, true},
-    {"log.preallocate", T::boolean, "false", 0, 0, {}, true},
-    {"unclean.leader.election.enable", T::boolean, "false"},
-    {"num.recovery.threads.per.data.dir", T::int_, "2", 1, kIntMax},
-    // Groups and offsets.
-    {"offsets.topic.num.partitions", T::int_, "50", 1, kIntMax},
-    {"offsets.topic.replication.factor", T::int_, "3", 1, INT16_MAX},
-    {"offsets.topic.segment.bytes", T::int_, "104857600", 1, kIntMax},
-    {"offsets.retention.minutes", T::int_, "10080", 1, kIntMax},
-    {"offsets.retention.check.interval.ms", T::long_, "600000", 1, INT64_MAX},
-    {"offsets.commit.timeout.ms", T::int_, "5000", 1, kIntMax},
-    {"offset.metadata.max.bytes", T::int_, "4096", 0, kIntMax},
-    {"group.initial.rebalance.delay.ms", T::int_, "3000", 0, kIntMax},
-    {"group.min.session.timeout.ms", T::int_, "6000", 0, kIntMax},
-    {"group.max.session.timeout.ms", T::int_, "1800000", 0, kIntMax},
-    {"group.max.size", T::int_, "2147483647", 1, kIntMax},
-    // Producers and transactions.
-    {"producer.id.expiration.ms", T::int_, "86400000", 1, kIntMax},
-    {"producer.id.expiration.check.interval.ms", T::int_, "600000", 1, kIntMax},
-    {"transactional.id.expiration.ms", T::int_, "604800000", 1, kIntMax},
-    {"transaction.state.log.num.partitions", T::int_, "50", 1, kIntMax},
-    {"transaction.state.log.replication.factor", T::int_, "3", 1, INT16_MAX},
-    {"transaction.state.log.min.isr", T::int_, "2", 1, kIntMax},
-    {"transaction.max.timeout.ms", T::int_, "900000", 1, kIntMax},
-    // KRaft settings found in Kafka's sample server.properties; a single
-    // Runnel node is its own controller, so they are read and not needed.
-    {"process.roles", T::list, nullptr, 0, 0, {"broker", "controller"}},
-    {"controller.quorum.voters", T::list, nullptr},
-    {"controller.quorum.bootstrap.servers", T::list, nullptr},
-    {"controller.listener.names", T::list, nullptr},
-    {"cluster.id", T::string, nullptr},
-    // Runnel's own: the one deliberate difference from Kafka's durability.
-    // acks=all appends are fsynced before they are acknowledged (group commit
-    // shares one fdatasync among concurrent producers). false = Kafka's way.
-    {"runnel.acks.all.fsync", T::boolean, "true"},
-};
-
-// Kafka keys Runnel accepts, so that Kafka's own server.properties starts,
-// but does not act on; one set explicitly is reported at startup with why,
-// never silently accepted (DESIGN).
-struct NotActedOn {
-  const char* name;
-  const char* why;
-};
-const NotActedOn kNotActedOn[] = {
-    {"num.network.threads", "one event-loop thread serves every connection"},
-    {"socket.send.buffer.bytes", "sockets keep the kernel's default buffer sizes"},
-    {"socket.receive.buffer.bytes", "sockets keep the kernel's default buffer sizes"},
-    {"queued.max.requests", "each connection serves one request at a time; queued.max.request.bytes bounds memory"},
-    {"log.flush.start.offset.checkpoint.interval.ms", "log start offsets are checkpointed with the recovery points"},
-    {"log.cleaner.threads", "the cleaner runs in the periodic background log work"},
-    {"log.cleaner.backoff.ms", "the cleaner runs in the periodic background log work"},
-    {"num.recovery.threads.per.data.dir", "log dirs are recovered by one thread"},
-    {"inter.broker.listener.name", "a single node has no inter-broker traffic"},
-    {"offsets.topic.replication.factor", "a single node creates __consumer_offsets with replication factor 1"},
-    {"offsets.commit.timeout.ms", "a commit completes when its append does"},
-    {"transactional.id.expiration.ms", "transactions are not implemented yet"},
-    {"transaction.state.log.num.partitions", "transactions are not implemented yet"},
-    {"transaction.state.log.replication.factor", "transactions are not implemented yet"},
-    {"transaction.state.log.min.isr", "transactions are not implemented yet"},
-    {"transaction.max.timeout.ms", "transactions are not implemented yet"},
-    {"process.roles", "a single Runnel node is its own controller"},
-    {"controller.quorum.voters", "a single Runnel node is its own controller"},
-    {"controller.quorum.bootstrap.servers", "a single Runnel node is its own controller"},
-    {"controller.listener.names", "a single Runnel node is its own controller"},
-};
-
-std::string trim(std::string s) {
-  auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
-}
-
-std::vector<std::string> split_list(const std::string& v) {
-  std::vector<std::string> out;
-  std::stringstream ss(v);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    item = trim(item);
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
+std::vector<std::string> split_list(const std::string& v) { return parse_list(v); }
 
 template <typename N>
 bool parse_number(const std::string& s, N& out) {
@@ -176,14 +20,6 @@ bool parse_number(const std::string& s, N& out) {
 }
 
 }  // namespace
-
-const std::vector<ConfigDef>& BrokerConfig::definitions() { return kDefs; }
-
-const ConfigDef* BrokerConfig::find_definition(const std::string& name) {
-  for (const auto& d : kDefs)
-    if (name == d.name) return &d;
-  return nullptr;
-}
 
 std::map<std::string, std::string> BrokerConfig::parse_properties(const std::string& text) {
   std::map<std::string, std::string> props;
@@ -209,77 +45,20 @@ std::map<std::string, std::string> BrokerConfig::parse_properties(const std::str
   return props;
 }
 
-std::string BrokerConfig::check_value(const ConfigDef& def, const std::string& value) {
-  // Kafka's ConfigDef.Range: the bound is compared in the value's own type
-  // (a double as a double, never truncated), lower bound first, and INT64_MIN
-  // / INT64_MAX mean no bound.
-  auto range = [&](auto v) -> std::string {
-    if (def.min != INT64_MIN && v < static_cast<decltype(v)>(def.min))
-      return "Value must be at least " + std::to_string(def.min);
-    if (def.max != INT64_MAX && v > static_cast<decltype(v)>(def.max))
-      return "Value must be no more than " + std::to_string(def.max);
-    return "";
-  };
-  switch (def.type) {
-    case T::boolean: {
-      auto v = trim(value);
-      std::transform(v.begin(), v.end(), v.begin(), ::tolower);
-      return v == "true" || v == "false" ? "" : "Expected value to be either true or false";
-    }
-    case T::int_: {
-      int32_t v;
-      if (!parse_number(value, v)) return "Not a number of type INT";
-      return range(v);
-    }
-    case T::long_: {
-      int64_t v;
-      if (!parse_number(value, v)) return "Not a number of type LONG";
-      return range(v);
-    }
-    case T::double_: {
-      double v;
-      if (!parse_number(value, v)) return "Not a number of type DOUBLE";
-      return range(v);
-    }
-    case T::string:
-      if (!def.valid_values.empty() &&
-          std::find(def.valid_values.begin(), def.valid_values.end(), trim(value)) == def.valid_values.end())
-        return "String must be one of: " + [&] {
-          std::string s;
-          for (auto& v : def.valid_values) s += (s.empty() ? "" : ", ") + v;
-          return s;
-        }();
-      return "";
-    case T::list:
-      if (!def.valid_values.empty())
-        for (auto& item : split_list(value))
-          if (std::find(def.valid_values.begin(), def.valid_values.end(), item) == def.valid_values.end())
-            return "Invalid value " + item + " in list";
-      return "";
-    case T::password:
-      return "";
-  }
-  return "";
-}
-
 BrokerConfig BrokerConfig::from(std::map<std::string, std::string> props) {
   BrokerConfig c;
   for (auto& [k, v] : props) {
-    const ConfigDef* def = find_definition(k);
-    if (!def) {
+    const ConfigKey* key = find_broker_key(k);
+    if (!key) {
       c.unknown_.push_back(k);
       continue;
     }
-    std::string err = check_value(*def, v);
-    if (err.empty() && def->topic_config_synonym) err = check_topic_default(k, trim(v));
-    if (!err.empty())
-      throw ConfigError("Invalid value " + v + " for configuration " + k + ": " + err);
+    if (auto err = invalid_value_message(*key, v); !err.empty()) throw ConfigError(err);
     c.values_[k] = trim(v);
   }
   // Cross-key checks Kafka makes at startup.
-  c.listeners();  // throws on a malformed listener
-  c.advertised_listeners();
   refuse_unimplemented_security(c, props);
+  c.rebuild_typed();
   if (c.node_id() < 0)
     throw ConfigError("Missing required configuration node.id (or broker.id): a non-negative integer");
   if (c.is_set("node.id") && c.is_set("broker.id") && c.get_int("node.id") != c.get_int("broker.id"))
@@ -296,8 +75,8 @@ BrokerConfig BrokerConfig::from(std::map<std::string, std::string> props) {
 
 std::vector<std::pair<std::string, std::string>> BrokerConfig::accepted_not_acted_on() const {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& n : kNotActedOn)
-    if (values_.count(n.name)) out.emplace_back(n.name, n.why);
+  for (const auto& key : broker_config_keys())
+    if (key.not_acted_on && values_.count(key.name)) out.emplace_back(key.name, key.not_acted_on);
   return out;
 }
 
@@ -316,9 +95,9 @@ std::optional<std::string> BrokerConfig::layer_value(ConfigLayer layer, const st
     case ConfigLayer::dynamic_default: m = &dynamic_default_; break;
     case ConfigLayer::static_broker: m = &values_; break;
     case ConfigLayer::default_value: {
-      const ConfigDef* def = find_definition(name);
-      if (!def || !def->default_value) return std::nullopt;
-      return std::string(def->default_value);
+      const ConfigKey* key = find_broker_key(name);
+      if (!key || !key->default_value) return std::nullopt;
+      return std::string(key->default_value);
     }
   }
   if (auto it = m->find(name); it != m->end()) return it->second;
@@ -338,14 +117,27 @@ void BrokerConfig::set_dynamic_configs(ConfigLayer layer, std::map<std::string, 
     dynamic_default_ = std::move(configs);
   else
     throw std::logic_error("not a dynamic config layer");
+  rebuild_typed();
+}
+
+void BrokerConfig::rebuild_typed() {
+  TypedBrokerConfig t;
+  t.auto_create_topics_enable = get_bool("auto.create.topics.enable");
+  t.delete_topic_enable = get_bool("delete.topic.enable");
+  t.num_partitions = get_int("num.partitions");
+  t.default_replication_factor = get_int("default.replication.factor");
+  t.fetch_max_bytes = get_int("fetch.max.bytes");
+  t.broker_rack = get_optional("broker.rack");
+  t.acks_all_fsync = get_bool("runnel.acks.all.fsync");
+  typed_ = std::move(t);
 }
 
 std::optional<std::string> BrokerConfig::value_or_default(const std::string& name) const {
   if (const std::string* v = find_value(name)) return *v;
-  const ConfigDef* def = find_definition(name);
-  if (!def) throw std::logic_error("undeclared config " + name);
-  if (!def->default_value) return std::nullopt;
-  return std::string(def->default_value);
+  const ConfigKey* key = find_broker_key(name);
+  if (!key) throw std::logic_error("undeclared config " + name);
+  if (!key->default_value) return std::nullopt;
+  return std::string(key->default_value);
 }
 
 std::optional<std::string> BrokerConfig::get_optional(const std::string& name) const {
@@ -389,29 +181,32 @@ int32_t BrokerConfig::node_id() const {
   return id >= 0 ? id : get_int("broker.id");
 }
 
-std::vector<Listener> parse_listeners(const std::string& spec, const std::string& key) {
-  std::vector<Listener> out;
-  for (auto& item : split_list(spec)) {
+std::string parse_listeners(std::string_view spec, std::vector<Listener>& out) {
+  out.clear();
+  for (auto& item : parse_list(spec)) {
     auto scheme = item.find("://");
     auto colon = item.rfind(':');
     if (scheme == std::string::npos || colon == std::string::npos || colon < scheme + 3)
-      throw ConfigError("Invalid value " + spec + " for configuration " + key +
-                        ": listener must be NAME://host:port");
+      return "listener must be NAME://host:port";
     Listener l;
     l.name = item.substr(0, scheme);
     l.host = item.substr(scheme + 3, colon - scheme - 3);
     if (l.host.size() >= 2 && l.host.front() == '[' && l.host.back() == ']')
       l.host = l.host.substr(1, l.host.size() - 2);
     int port = -1;
-    if (!parse_number(item.substr(colon + 1), port) || port < 0 || port > 65535)
-      throw ConfigError("Invalid value " + spec + " for configuration " + key + ": bad port in " + item);
+    if (!parse_number(item.substr(colon + 1), port) || port < 0 || port > 65535) return "bad port in " + item;
     l.port = static_cast<uint16_t>(port);
     for (auto& other : out)
-      if (other.name == l.name)
-        throw ConfigError("Invalid value " + spec + " for configuration " + key +
-                          ": each listener must have a different name");
+      if (other.name == l.name) return "each listener must have a different name";
     out.push_back(l);
   }
+  return "";
+}
+
+std::vector<Listener> parse_listeners(const std::string& spec, const std::string& key) {
+  std::vector<Listener> out;
+  if (auto err = parse_listeners(std::string_view(spec), out); !err.empty())
+    throw ConfigError("Invalid value " + spec + " for configuration " + key + ": " + err);
   return out;
 }
 

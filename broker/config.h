@@ -1,9 +1,9 @@
 // The broker's configuration: Kafka's server.properties names and defaults.
 //
-// Every key Runnel reads is declared once in config.cc with its type, Kafka's
-// default and its valid range. A key Runnel does not know is reported at
-// startup (and ignored); a known key with an invalid value stops startup with
-// a message that names the key. Values are looked up by Kafka's name.
+// Every key Runnel reads is declared once in config_def.cc with its type,
+// Kafka's default and its validator. A key Runnel does not know is reported
+// at startup (and ignored); a known key with an invalid value stops startup
+// with a message that names the key. Values are looked up by Kafka's name.
 #pragma once
 
 #include <cstdint>
@@ -13,19 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "broker/config_def.h"
+
 namespace runnel::broker {
-
-enum class ConfigType { boolean, int_, long_, double_, string, list, password };
-
-struct ConfigDef {
-  const char* name;
-  ConfigType type;
-  const char* default_value;  // nullptr: no default (Kafka's null)
-  int64_t min = INT64_MIN;    // for int_/long_
-  int64_t max = INT64_MAX;
-  std::vector<std::string> valid_values = {};  // for strings/lists, when restricted
-  bool topic_config_synonym = false;           // a log.* default of a topic config
-};
 
 // One listener: NAME://host:port (host empty means every interface).
 struct Listener {
@@ -43,6 +33,21 @@ enum class ConfigLayer { dynamic_broker, dynamic_default, static_broker, default
 class ConfigError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// The broker keys read while serving requests, typed (Kafka's KafkaConfig
+// accessors): built from the layers whenever they change (from(),
+// set_dynamic_configs()), so request paths read fields, never names.
+struct TypedBrokerConfig {
+  bool auto_create_topics_enable = true;    // auto.create.topics.enable
+  bool delete_topic_enable = true;          // delete.topic.enable
+  int32_t num_partitions = 1;               // num.partitions
+  int32_t default_replication_factor = 1;   // default.replication.factor
+  int32_t fetch_max_bytes = 57671680;       // fetch.max.bytes
+  std::optional<std::string> broker_rack;   // broker.rack
+  bool acks_all_fsync = true;               // runnel.acks.all.fsync
+
+  bool operator==(const TypedBrokerConfig&) const = default;
 };
 
 class BrokerConfig {
@@ -72,12 +77,13 @@ class BrokerConfig {
   const std::map<std::string, std::string>& dynamic_configs(ConfigLayer layer) const;
   void set_dynamic_configs(ConfigLayer layer, std::map<std::string, std::string> configs);
 
+  // The request-path keys, typed, as the layers now hold them.
+  const TypedBrokerConfig& typed() const { return typed_; }
+
   const std::vector<std::string>& unknown_keys() const { return unknown_; }
   // Keys set in server.properties or --override that Runnel accepts but
   // does not act on, each with why (reported at startup).
   std::vector<std::pair<std::string, std::string>> accepted_not_acted_on() const;
-  static const std::vector<ConfigDef>& definitions();
-  static const ConfigDef* find_definition(const std::string& name);
   // The value to show for a key: explicit, else the default (nullopt if null).
   std::optional<std::string> value_or_default(const std::string& name) const;
 
@@ -89,9 +95,6 @@ class BrokerConfig {
   int64_t log_retention_ms() const;  // log.retention.ms > .minutes > .hours
   int64_t log_roll_ms() const;       // log.roll.ms > log.roll.hours
 
-  // Validates a value against a definition; returns an error text or "".
-  static std::string check_value(const ConfigDef& def, const std::string& value);
-
  private:
   const std::string* find_value(const std::string& name) const;  // highest layer that sets it
 
@@ -99,8 +102,14 @@ class BrokerConfig {
   std::map<std::string, std::string> dynamic_broker_;   // BROKER "<node id>"
   std::map<std::string, std::string> dynamic_default_;  // BROKER ""
   std::vector<std::string> unknown_;
+  TypedBrokerConfig typed_;
+
+  void rebuild_typed();
 };
 
 std::vector<Listener> parse_listeners(const std::string& spec, const std::string& key);
+// The same parse: why `spec` is not a listener list (after Kafka's "Invalid
+// value ... for configuration K: "), or "" with `out` filled.
+std::string parse_listeners(std::string_view spec, std::vector<Listener>& out);
 
 }  // namespace runnel::broker

@@ -121,7 +121,7 @@ TopicError alter_broker_configs(const std::string& resource_name, int32_t node_i
       case AlterConfigOp::remove: out.erase(c.name); break;
       case AlterConfigOp::append:
       case AlterConfigOp::subtract: {
-        const ConfigDef* def = BrokerConfig::find_definition(c.name);
+        const ConfigKey* def = find_broker_key(c.name);
         // Kafka looks the key up in a Scala map that throws for an unknown
         // key, which reaches the client as an unknown server error.
         if (!def) return {ErrorCode::unknown_server_error, ""};
@@ -145,7 +145,7 @@ TopicError check_topic_overrides(const TopicTable& topics, const std::string& to
   if (topic.empty()) return {ErrorCode::invalid_request, "Default topic resources are not allowed."};
   if (auto e = TopicTable::validate_name(topic); !e.ok()) return e;
   for (const auto& [k, v] : overrides)
-    if (!find_topic_config(k)) return {ErrorCode::invalid_config, "Unknown topic config name: " + k};
+    if (!find_topic_key(k)) return {ErrorCode::invalid_config, "Unknown topic config name: " + k};
   for (const auto& [k, v] : overrides) {
     if (v.size() > kMaxConfigValueSize)
       return {ErrorCode::invalid_config, "The configuration value cannot be added because it exceeds the maximum value size of " +
@@ -171,11 +171,11 @@ TopicError incremental_topic_overrides(const TopicTable& topics, const std::stri
       case AlterConfigOp::remove: out.erase(c.name); break;
       case AlterConfigOp::append:
       case AlterConfigOp::subtract: {
-        const TopicConfigDef* def = find_topic_config(c.name);
+        const ConfigKey* def = find_topic_key(c.name);
         const char* op = c.op == static_cast<int8_t>(AlterConfigOp::append) ? "APPEND" : "SUBTRACT";
-        if (!def || def->def.type != ConfigType::list)
+        if (!def || def->type != ConfigType::list)
           return {ErrorCode::invalid_config, std::string("Can't ") + op + " to key " + c.name + " because its type is not LIST."};
-        out[c.name] = edit_list(list_parts(current, def->def.default_value), *c.value,
+        out[c.name] = edit_list(list_parts(current, def->default_value), *c.value,
                                 c.op == static_cast<int8_t>(AlterConfigOp::append));
         break;
       }

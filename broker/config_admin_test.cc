@@ -146,6 +146,7 @@ TEST_CASE("what validation passes the partition log applies, with Kafka's trimmi
   // A stored value the log refused made every later start fail ("rejected
   // by storage"). ConfigDef trims every value and reads a boolean in any
   // case, so these are Kafka-valid and must be applied, not refused.
+  const auto broker = BrokerConfig::from({{"node.id", "1"}});
   for (auto [name, value] : std::vector<std::pair<std::string, std::string>>{{"preallocate", "TRUE"},
                                                                              {"preallocate", " False "},
                                                                              {"message.timestamp.type", " CreateTime"},
@@ -153,8 +154,13 @@ TEST_CASE("what validation passes the partition log applies, with Kafka's trimmi
                                                                              {"cleanup.policy", " compact ,\tdelete "}}) {
     INFO(name << "=" << value);
     REQUIRE(validate_topic_config(name, value) == "");
-    REQUIRE(storage_refusal(name, value) == "");
+    REQUIRE_NOTHROW(TopicConfig::build(broker, {{name, value}}));
   }
+  REQUIRE(TopicConfig::build(broker, {{"preallocate", "TRUE"}}).log.preallocate);
+  REQUIRE_FALSE(TopicConfig::build(broker, {{"preallocate", " False "}}).log.preallocate);
+  REQUIRE(TopicConfig::build(broker, {{"segment.ms", "5\t"}}).log.segment_ms == 5);
+  auto both = TopicConfig::build(broker, {{"cleanup.policy", " compact ,\tdelete "}}).log;
+  REQUIRE((both.cleanup_compact && both.cleanup_delete));
   REQUIRE(validate_topic_config("preallocate", "yes") != "");
   REQUIRE(alter("1", {{"log.preallocate", 0, "TRUE"}}).ok());
 
@@ -164,10 +170,12 @@ TEST_CASE("what validation passes the partition log applies, with Kafka's trimmi
                                             "9223372036854775808", "true", "TRUE", "no", "delete", "compact",
                                             "compact,delete", "delete,,compact", "CreateTime", "LogAppendTime",
                                             "createtime", "1e3", "0x10"};
-  for (auto name : runnel::storage::LogConfig::names())
+  for (const auto& key : topic_config_keys())
     for (const auto& value : samples) {
-      INFO(name << "=" << value);
-      if (validate_topic_config(std::string(name), value).empty())
-        REQUIRE(storage_refusal(std::string(name), value) == "");
+      INFO(key.name << "=" << value);
+      if (validate_topic_config(key.name, value).empty())
+        REQUIRE_NOTHROW(TopicConfig::build(broker, {{key.name, value}}));
+      else
+        REQUIRE_THROWS_AS(TopicConfig::build(broker, {{key.name, value}}), std::logic_error);
     }
 }

@@ -35,9 +35,8 @@ DynamicConfigs read_layer(const json::object& doc, const char* name) {
 }  // namespace
 
 bool is_dynamic_broker_config(const std::string& name) {
-  for (const auto& d : topic_config_defs())
-    if (!d.synonyms.empty() && d.synonyms.front() == name) return BrokerConfig::find_definition(name) != nullptr;
-  return false;
+  const ConfigKey* key = find_broker_key(name);
+  return key && key->update != DynamicUpdate::read_only;
 }
 
 TopicError check_dynamic_configs(const DynamicConfigs& configs) {
@@ -50,9 +49,7 @@ TopicError check_dynamic_configs(const DynamicConfigs& configs) {
     return {ErrorCode::invalid_request, "Cannot update these configs dynamically: Set(" + names + ")"};
   }
   for (const auto& [k, v] : configs) {
-    std::string err = BrokerConfig::check_value(*BrokerConfig::find_definition(k), v);
-    if (err.empty()) err = check_topic_default(k, v);
-    if (!err.empty()) return {ErrorCode::invalid_config, "Invalid value " + v + " for configuration " + k + ": " + err};
+    if (auto err = invalid_value_message(*find_broker_key(k), v); !err.empty()) return {ErrorCode::invalid_config, err};
   }
   return {};
 }

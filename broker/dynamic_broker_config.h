@@ -24,7 +24,7 @@ using DynamicConfigs = std::map<std::string, std::string>;
 
 // Kafka's DynamicLogConfig.ReconfigurableConfigs: the first (highest
 // precedence) broker synonym of each topic config, e.g. log.retention.ms
-// but not log.retention.hours.
+// but not log.retention.hours (the keys config_def.cc marks dynamic).
 bool is_dynamic_broker_config(const std::string& name);
 
 // The checks Kafka's DynamicBrokerConfig.validateConfigs makes on a layer's

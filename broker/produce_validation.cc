@@ -102,11 +102,11 @@ r::BatchStatus check_records(protocol::ByteView batch, const r::BatchHeader& hea
 
 }  // namespace
 
-PreparedBatch prepare_batch(const BrokerConfig& config, const Topic& topic, int32_t partition,
+PreparedBatch prepare_batch(const BrokerConfig& /*broker*/, const Topic& topic, int32_t partition,
                             const protocol::Records& records, const std::optional<r::BatchHeader>& header,
                             int64_t now_ms) {
   PreparedBatch out;
-  auto cfg = [&](const char* name) { return topic_config_value(config, topic.overrides, name); };
+  const TopicConfig& cfg = topic.config;
   protocol::ByteView bytes = records.bytes();
   if (records.is_null() || bytes.empty()) {
     out.status = r::BatchStatus::invalid("Produce requests with version 3+ must have at least one record batch per partition");
@@ -124,7 +124,7 @@ PreparedBatch prepare_batch(const BrokerConfig& config, const Topic& topic, int3
     out.status = r::BatchStatus::invalid("Produce requests with version 3+ are only allowed to contain exactly one record batch");
     return out;
   }
-  const int64_t max_message = std::stoll(cfg("max.message.bytes"));
+  const int64_t max_message = cfg.max_message_bytes;
   if (static_cast<int64_t>(bytes.size()) > max_message) {
     out.status = {ErrorCode::message_too_large, "The record batch size " + std::to_string(bytes.size()) +
                                                    " is larger than the topic's max.message.bytes " + std::to_string(max_message),
@@ -135,9 +135,8 @@ PreparedBatch prepare_batch(const BrokerConfig& config, const Topic& topic, int3
   // corruption carries the log start offset, as Kafka's does.
   out.status = r::validate_batch(bytes, *header, {.from_client = true, .walk_records = false});
   if (out.status.ok()) {
-    const bool compacted = cfg("cleanup.policy").find("compact") != std::string::npos;
-    out.status = check_records(bytes, *header, compacted, std::stoll(cfg("message.timestamp.before.max.ms")),
-                               std::stoll(cfg("message.timestamp.after.max.ms")), now_ms,
+    out.status = check_records(bytes, *header, cfg.log.cleanup_compact, cfg.message_timestamp_before_max_ms,
+                               cfg.message_timestamp_after_max_ms, now_ms,
                                topic.name + "-" + std::to_string(partition));
   }
   if (!out.status.ok()) {
@@ -145,13 +144,13 @@ PreparedBatch prepare_batch(const BrokerConfig& config, const Topic& topic, int3
     return out;
   }
 
-  auto target = target_codec(cfg("compression.type"));
+  auto target = target_codec(cfg.compression_type);
   if (target && *target != header->compression()) {
+    // Snappy has no level (Kafka's compression.*.level are gzip, lz4, zstd).
     std::optional<int> level;
-    if (*target != r::Compression::none) {
-      std::string key = std::string("compression.") + r::compression_name(*target) + ".level";
-      if (find_topic_config(key)) level = std::stoi(cfg(key.c_str()));
-    }
+    if (*target == r::Compression::gzip) level = cfg.compression_gzip_level;
+    if (*target == r::Compression::lz4) level = cfg.compression_lz4_level;
+    if (*target == r::Compression::zstd) level = cfg.compression_zstd_level;
     out.status = r::recompress_batch(bytes, *target, level, r::kDefaultMaxDecompressedBytes, out.rebuilt);
     if (!out.status.ok()) return out;
     out.bytes = std::span<uint8_t>(out.rebuilt.data(), out.rebuilt.size());

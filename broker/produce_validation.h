@@ -24,6 +24,8 @@ struct PreparedBatch {
   bool reports_log_start = false;
 };
 
+// The topic's limits come from its typed config (topic.config), built
+// before the request; the broker config is not read per batch.
 // `records` is one partition's records field of a Produce request (v3+),
 // `header` its batch header as the handler read it once (nullopt when the
 // bytes are too short for one); the checks and the record reader use it

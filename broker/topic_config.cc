@@ -1,116 +1,71 @@
 #include "broker/topic_config.h"
 
 #include <algorithm>
-
-#include "storage/log_config.h"
+#include <stdexcept>
 
 namespace runnel::broker {
 
 namespace {
 
 using T = ConfigType;
-constexpr int64_t kIntMax = INT32_MAX;
-constexpr const char* kLongMax = "9223372036854775807";
-
-// Kafka's LogConfig / TopicConfig. Tiered-storage and replication-throttle
-// configs are left out: Runnel does not implement them, so setting them is
-// rejected rather than silently accepted.
-const std::vector<TopicConfigDef> kTopicDefs = {
-    {{"cleanup.policy", T::list, "delete", 0, 0, {"compact", "delete"}}, {"log.cleanup.policy"}},
-    {{"compression.type", T::string, "producer", 0, 0, {"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}},
-     {"compression.type"}},
-    {{"compression.gzip.level", T::int_, "-1", -1, 9}, {"compression.gzip.level"}},
-    {{"compression.lz4.level", T::int_, "9", 1, 17}, {"compression.lz4.level"}},
-    {{"compression.zstd.level", T::int_, "3", -131072, 22}, {"compression.zstd.level"}},
-    {{"delete.retention.ms", T::long_, "86400000", 0, INT64_MAX}, {"log.cleaner.delete.retention.ms"}},
-    {{"file.delete.delay.ms", T::long_, "60000", 0, INT64_MAX}, {"log.segment.delete.delay.ms"}},
-    {{"flush.messages", T::long_, kLongMax, 1, INT64_MAX}, {"log.flush.interval.messages"}},
-    {{"flush.ms", T::long_, kLongMax, 0, INT64_MAX}, {"log.flush.interval.ms"}},
-    {{"index.interval.bytes", T::int_, "4096", 0, kIntMax}, {"log.index.interval.bytes"}},
-    {{"max.compaction.lag.ms", T::long_, kLongMax, 1, INT64_MAX}, {"log.cleaner.max.compaction.lag.ms"}},
-    {{"max.message.bytes", T::int_, "1048588", 0, kIntMax}, {"message.max.bytes"}},
-    {{"message.timestamp.after.max.ms", T::long_, "3600000", 0, INT64_MAX}, {"log.message.timestamp.after.max.ms"}},
-    {{"message.timestamp.before.max.ms", T::long_, kLongMax, 0, INT64_MAX}, {"log.message.timestamp.before.max.ms"}},
-    {{"message.timestamp.type", T::string, "CreateTime", 0, 0, {"CreateTime", "LogAppendTime"}},
-     {"log.message.timestamp.type"}},
-    {{"min.cleanable.dirty.ratio", T::double_, "0.5", 0, 1}, {"log.cleaner.min.cleanable.ratio"}},
-    {{"min.compaction.lag.ms", T::long_, "0", 0, INT64_MAX}, {"log.cleaner.min.compaction.lag.ms"}},
-    {{"min.insync.replicas", T::int_, "1", 1, kIntMax}, {"min.insync.replicas"}},
-    {{"preallocate", T::boolean, "false"}, {"log.preallocate"}},
-    {{"retention.bytes", T::long_, "-1", INT64_MIN, INT64_MAX}, {"log.retention.bytes"}},
-    {{"retention.ms", T::long_, "604800000", -1, INT64_MAX},
-     {"log.retention.ms", "log.retention.minutes", "log.retention.hours"}},
-    {{"segment.bytes", T::int_, "1073741824", 14, kIntMax}, {"log.segment.bytes"}},
-    {{"segment.index.bytes", T::int_, "10485760", 4, kIntMax}, {"log.index.size.max.bytes"}},
-    {{"segment.jitter.ms", T::long_, "0", 0, INT64_MAX}, {"log.roll.jitter.ms", "log.roll.jitter.hours"}},
-    {{"segment.ms", T::long_, "604800000", 1, INT64_MAX}, {"log.roll.ms", "log.roll.hours"}},
-    {{"unclean.leader.election.enable", T::boolean, "false"}, {"unclean.leader.election.enable"}},
-};
 
 // A broker synonym's value in the topic config's unit: the *.minutes and
-// *.hours synonyms of a milliseconds config are converted, as Kafka does.
-std::optional<std::string> synonym_value(const BrokerConfig& broker, const std::string& key) {
-  auto v = broker.get_optional(key);
-  if (!v) return std::nullopt;
-  auto ends_with = [&](const char* suffix) {
-    std::string s(suffix);
-    return key.size() >= s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0;
-  };
-  int64_t factor = ends_with(".minutes") ? 60'000 : ends_with(".hours") ? 3'600'000 : 1;
-  if (factor == 1) return v;
-  int64_t n = broker.get_long(key);
-  return std::to_string(n < 0 ? -1 : n * factor);
+// *.hours synonyms of a milliseconds config are converted, as Kafka's
+// ConfigSynonym converters do.
+std::optional<std::string> synonym_value(const BrokerConfig& broker, const ConfigSynonym& synonym) {
+  auto v = broker.get_optional(synonym.name);
+  if (!v || synonym.ms_per_unit == 1) return v;
+  int64_t n = broker.get_long(synonym.name);
+  return std::to_string(n < 0 ? -1 : n * synonym.ms_per_unit);
 }
+
+// One typed field of TopicConfig, read from the effective values.
+class Reader {
+ public:
+  Reader(const BrokerConfig& broker, const TopicOverrides& overrides) : broker_(broker), overrides_(overrides) {}
+
+  std::string value(const char* name, ConfigType type) const {
+    const ConfigKey* key = find_topic_key(name);
+    if (!key || key->type != type) throw std::logic_error(std::string("topic config ") + name + " declared otherwise");
+    std::string v = topic_config_value(broker_, overrides_, name);
+    if (auto err = invalid_value_message(*key, v); !err.empty())
+      throw std::logic_error("topic config rejected by its definition: " + err);
+    return v;
+  }
+  int32_t int_(const char* name) const { return static_cast<int32_t>(parse_integer(value(name, T::int_))); }
+  int64_t long_(const char* name) const { return parse_integer(value(name, T::long_)); }
+  double double_(const char* name) const { return parse_double(value(name, T::double_)); }
+  bool boolean(const char* name) const { return parse_bool(value(name, T::boolean)); }
+  std::string string(const char* name) const { return trim(value(name, T::string)); }
+  std::vector<std::string> list(const char* name) const { return parse_list(value(name, T::list)); }
+
+ private:
+  const BrokerConfig& broker_;
+  const TopicOverrides& overrides_;
+};
 
 }  // namespace
-
-const std::vector<TopicConfigDef>& topic_config_defs() { return kTopicDefs; }
-
-const TopicConfigDef* find_topic_config(const std::string& name) {
-  for (const auto& d : kTopicDefs)
-    if (name == d.def.name) return &d;
-  return nullptr;
-}
 
 ConfigDataType data_type(ConfigType t) {
   switch (t) {
     case T::boolean: return ConfigDataType::boolean;
+    case T::string: return ConfigDataType::string;
     case T::int_: return ConfigDataType::int_;
+    case T::short_: return ConfigDataType::short_;
     case T::long_: return ConfigDataType::long_;
     case T::double_: return ConfigDataType::double_;
-    case T::string: return ConfigDataType::string;
     case T::list: return ConfigDataType::list;
+    case T::class_: return ConfigDataType::class_;
     case T::password: return ConfigDataType::password;
   }
   return ConfigDataType::unknown;
 }
 
 std::string validate_topic_config(const std::string& name, const std::optional<std::string>& value) {
-  const TopicConfigDef* d = find_topic_config(name);
-  if (!d) return "Unknown topic config name: " + name;
+  const ConfigKey* key = find_topic_key(name);
+  if (!key) return "Unknown topic config name: " + name;
   if (!value) return "Null value not supported for topic configs: " + name;
-  std::string err = BrokerConfig::check_value(d->def, *value);
-  if (err.empty()) err = storage_refusal(name, *value);
-  if (!err.empty()) return "Invalid value " + *value + " for configuration " + name + ": " + err;
-  return "";
-}
-
-std::string storage_refusal(const std::string& name, const std::string& value) {
-  const auto& names = storage::LogConfig::names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) return "";
-  storage::LogConfig probe;
-  if (probe.set(name, value)) return "Runnel's partition log cannot apply this value";
-  return "";
-}
-
-std::string check_topic_default(const std::string& broker_key, const std::string& value) {
-  // The .minutes and .hours synonyms reach the log converted to ms
-  // (synonym_value); only a value passed on as it is can be refused there.
-  if (broker_key.ends_with(".minutes") || broker_key.ends_with(".hours")) return "";
-  for (const auto& d : kTopicDefs)
-    if (std::find(d.synonyms.begin(), d.synonyms.end(), broker_key) != d.synonyms.end())
-      return storage_refusal(d.def.name, value);
-  return "";
+  return invalid_value_message(*key, *value);
 }
 
 ConfigSource config_source(ConfigLayer layer) {
@@ -129,22 +84,25 @@ std::vector<ConfigEntry::Synonym> broker_synonyms(const BrokerConfig& broker, co
   for (auto layer : {ConfigLayer::dynamic_broker, ConfigLayer::dynamic_default, ConfigLayer::static_broker,
                      ConfigLayer::default_value})
     for (const auto& n : names)
-      if (BrokerConfig::find_definition(n))
+      if (find_broker_key(n))
         if (auto v = broker.layer_value(layer, n)) out.push_back({n, v, config_source(layer)});
   return out;
 }
 
 std::vector<ConfigEntry> describe_topic_configs(const BrokerConfig& broker, const TopicOverrides& overrides) {
   std::vector<ConfigEntry> out;
-  for (const auto& d : kTopicDefs) {
+  for (const auto& key : topic_config_keys()) {
     ConfigEntry e;
-    e.name = d.def.name;
-    e.type = data_type(d.def.type);
+    e.name = key.name;
+    e.type = data_type(key.type);
+    if (key.documentation) e.documentation = key.documentation;
     if (auto it = overrides.find(e.name); it != overrides.end())
       e.synonyms.push_back({e.name, it->second, ConfigSource::dynamic_topic_config});
-    for (auto& s : broker_synonyms(broker, d.synonyms)) e.synonyms.push_back(std::move(s));
+    std::vector<std::string> names;
+    for (const auto& s : broker_synonyms_of(key.name)) names.emplace_back(s.name);
+    for (auto& s : broker_synonyms(broker, names)) e.synonyms.push_back(std::move(s));
     e.value = topic_config_value(broker, overrides, e.name);
-    if (e.synonyms.empty() && !d.def.default_value) e.value = std::nullopt;
+    if (e.synonyms.empty() && !key.default_value) e.value = std::nullopt;
     e.source = e.synonyms.empty() ? ConfigSource::default_config : e.synonyms.front().source;
     out.push_back(std::move(e));
   }
@@ -153,12 +111,50 @@ std::vector<ConfigEntry> describe_topic_configs(const BrokerConfig& broker, cons
 
 std::string topic_config_value(const BrokerConfig& broker, const TopicOverrides& overrides, const std::string& name) {
   if (auto it = overrides.find(name); it != overrides.end()) return it->second;
-  const TopicConfigDef* d = find_topic_config(name);
-  if (!d) throw std::logic_error("unknown topic config " + name);
-  for (const auto& key : d->synonyms)
-    if (broker.is_set(key))
-      if (auto v = synonym_value(broker, key)) return *v;
-  return d->def.default_value ? d->def.default_value : "";
+  const ConfigKey* key = find_topic_key(name);
+  if (!key) throw std::logic_error("unknown topic config " + name);
+  for (const auto& synonym : broker_synonyms_of(name))
+    if (broker.is_set(synonym.name))
+      if (auto v = synonym_value(broker, synonym)) return *v;
+  return key->default_value ? key->default_value : "";
+}
+
+TopicConfig TopicConfig::build(const BrokerConfig& broker, const TopicOverrides& overrides) {
+  const Reader r(broker, overrides);
+  TopicConfig c;
+  storage::LogConfig& log = c.log;
+  log.segment_bytes = r.int_("segment.bytes");
+  log.segment_ms = r.long_("segment.ms");
+  log.segment_jitter_ms = r.long_("segment.jitter.ms");
+  log.segment_index_bytes = r.int_("segment.index.bytes");
+  log.index_interval_bytes = r.int_("index.interval.bytes");
+  log.retention_ms = r.long_("retention.ms");
+  log.retention_bytes = r.long_("retention.bytes");
+  log.flush_messages = r.long_("flush.messages");
+  log.flush_ms = r.long_("flush.ms");
+  log.file_delete_delay_ms = r.long_("file.delete.delay.ms");
+  log.message_timestamp_type = r.string("message.timestamp.type") == "LogAppendTime"
+                                   ? storage::TimestampType::log_append_time
+                                   : storage::TimestampType::create_time;
+  const auto policy = r.list("cleanup.policy");
+  log.cleanup_delete = std::find(policy.begin(), policy.end(), "delete") != policy.end();
+  log.cleanup_compact = std::find(policy.begin(), policy.end(), "compact") != policy.end();
+  log.preallocate = r.boolean("preallocate");
+  log.delete_retention_ms = r.long_("delete.retention.ms");
+  log.min_cleanable_dirty_ratio = r.double_("min.cleanable.dirty.ratio");
+  log.min_compaction_lag_ms = r.long_("min.compaction.lag.ms");
+  log.max_compaction_lag_ms = r.long_("max.compaction.lag.ms");
+
+  c.max_message_bytes = r.int_("max.message.bytes");
+  c.min_insync_replicas = r.int_("min.insync.replicas");
+  c.message_timestamp_before_max_ms = r.long_("message.timestamp.before.max.ms");
+  c.message_timestamp_after_max_ms = r.long_("message.timestamp.after.max.ms");
+  c.compression_type = r.string("compression.type");
+  c.compression_gzip_level = r.int_("compression.gzip.level");
+  c.compression_lz4_level = r.int_("compression.lz4.level");
+  c.compression_zstd_level = r.int_("compression.zstd.level");
+  c.unclean_leader_election_enable = r.boolean("unclean.leader.election.enable");
+  return c;
 }
 
 }  // namespace runnel::broker

@@ -1,6 +1,7 @@
-// Topic configs: Kafka's names, types and defaults, each with the broker
-// config(s) that supply its default (its synonyms, in Kafka's precedence).
-// A topic's effective config is its own overrides over the broker's values.
+// Topic configs: a topic's effective config is its own overrides over the
+// broker's values of the topic config's synonyms (config_def.h), over
+// Kafka's defaults. The typed TopicConfig is built from them once per
+// change, so nothing on the produce path looks a config up by name.
 #pragma once
 
 #include <map>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "broker/config.h"
+#include "storage/log_config.h"
 
 namespace runnel::broker {
 
@@ -28,11 +30,6 @@ enum class ConfigDataType : int8_t {
   unknown = 0, boolean = 1, string = 2, int_ = 3, short_ = 4, long_ = 5, double_ = 6, list = 7, class_ = 8, password = 9,
 };
 
-struct TopicConfigDef {
-  ConfigDef def;                      // name, type, range; default used when no synonym applies
-  std::vector<std::string> synonyms;  // broker keys, highest precedence first
-};
-
 struct ConfigEntry {
   std::string name;
   std::optional<std::string> value;
@@ -40,6 +37,7 @@ struct ConfigEntry {
   bool read_only = false;
   bool sensitive = false;
   ConfigDataType type = ConfigDataType::string;
+  std::optional<std::string> documentation;  // the key's, from the table
   struct Synonym {
     std::string name;
     std::optional<std::string> value;
@@ -50,19 +48,11 @@ struct ConfigEntry {
 
 using TopicOverrides = std::map<std::string, std::string>;
 
-const std::vector<TopicConfigDef>& topic_config_defs();
-const TopicConfigDef* find_topic_config(const std::string& name);
 ConfigDataType data_type(ConfigType t);
 
-// Checks one override; returns Kafka's INVALID_CONFIG message, or "".
-// A value the partition log would refuse (storage::LogConfig) is refused
-// here too, so nothing is persisted that a restart could not open.
+// Checks one override against the topic key's definition; returns Kafka's
+// INVALID_CONFIG message, or "". Whatever passes, TopicConfig::build applies.
 std::string validate_topic_config(const std::string& name, const std::optional<std::string>& value);
-// Why storage::LogConfig refuses `value` for topic config `name`, or "".
-std::string storage_refusal(const std::string& name, const std::string& value);
-// The same for the broker-level default of a topic config (a synonym such
-// as log.cleaner.min.cleanable.ratio), or "" when `broker_key` is none.
-std::string check_topic_default(const std::string& broker_key, const std::string& value);
 
 ConfigSource config_source(ConfigLayer layer);
 // The values that broker keys `names` (a synonym family, highest precedence
@@ -74,5 +64,26 @@ std::vector<ConfigEntry::Synonym> broker_synonyms(const BrokerConfig& broker, co
 std::vector<ConfigEntry> describe_topic_configs(const BrokerConfig& broker, const TopicOverrides& overrides);
 // The effective value of one topic config (always set: defaults fill in).
 std::string topic_config_value(const BrokerConfig& broker, const TopicOverrides& overrides, const std::string& name);
+
+// A topic's effective config, typed: what storage applies (storage::LogConfig)
+// and what the broker reads per produced batch. Rebuilt whenever the topic's
+// overrides or the broker's dynamic defaults change.
+struct TopicConfig {
+  storage::LogConfig log;
+  int32_t max_message_bytes = 0;                    // max.message.bytes
+  int32_t min_insync_replicas = 0;                  // min.insync.replicas
+  int64_t message_timestamp_before_max_ms = 0;      // message.timestamp.before.max.ms
+  int64_t message_timestamp_after_max_ms = 0;       // message.timestamp.after.max.ms
+  std::string compression_type;                     // compression.type, trimmed
+  int32_t compression_gzip_level = 0;               // compression.gzip.level
+  int32_t compression_lz4_level = 0;                // compression.lz4.level
+  int32_t compression_zstd_level = 0;               // compression.zstd.level
+  bool unclean_leader_election_enable = false;      // unclean.leader.election.enable
+
+  // Throws std::logic_error for a value the table refuses (a stored
+  // override is validated before it is stored).
+  static TopicConfig build(const BrokerConfig& broker, const TopicOverrides& overrides);
+  bool operator==(const TopicConfig&) const = default;
+};
 
 }  // namespace runnel::broker

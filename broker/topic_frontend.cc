@@ -67,10 +67,10 @@ TopicError TopicFrontend::validate_new_topic(const std::string& name, int32_t& p
   const BrokerConfig& config = broker_.config();
   if (auto e = TopicTable::validate_name(name); !e.ok()) return e;
   if (broker_.topics().find(name) || in_flight(name)) return already_exists(name);
-  if (partitions == -1) partitions = config.get_int("num.partitions");
+  if (partitions == -1) partitions = config.typed().num_partitions;
   if (partitions <= 0)
     return {ErrorCode::invalid_partitions, "Number of partitions was set to an invalid non-positive value."};
-  if (replication_factor == -1) replication_factor = static_cast<int16_t>(config.get_int("default.replication.factor"));
+  if (replication_factor == -1) replication_factor = static_cast<int16_t>(config.typed().default_replication_factor);
   if (replication_factor <= 0)
     return {ErrorCode::invalid_replication_factor, "Replication factor must be larger than 0, or -1 to use the default value."};
   if (replication_factor > 1)
@@ -145,9 +145,8 @@ awaitable<TopicError> TopicFrontend::add_partitions(std::string name, int32_t co
     auto opened = co_await broker_.run_blocking(creating(broker_.logs(), t.partition_spec(*topic), current, count));
     if (opened.error) co_return TopicError{ErrorCode::kafka_storage_error, opened.error.message()};
     // The overrides may have changed while the logs were being made.
-    const auto config = t.log_config(topic->overrides);
     for (auto& p : opened.partitions) {
-      p->log().set_config(config);
+      p->log().set_config(topic->config.log);
       topic->partitions.push_back(std::move(p));
     }
   }
@@ -160,9 +159,9 @@ TopicError TopicFrontend::set_overrides(const std::string& name, TopicOverrides 
   TopicTable& t = table();
   auto topic = t.find(name);
   if (!topic) return {ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
+  topic->config = t.topic_config(overrides);
   topic->overrides = std::move(overrides);
-  auto config = t.log_config(topic->overrides);
-  for (auto& p : topic->partitions) p->log().set_config(config);
+  for (auto& p : topic->partitions) p->log().set_config(topic->config.log);
   if (auto ec = t.write(t.snapshot())) return {ErrorCode::kafka_storage_error, ec.message()};
   return {};
 }

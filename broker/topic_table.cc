@@ -41,17 +41,6 @@ TopicError TopicTable::validate_name(const std::string& name) {
   return {};
 }
 
-storage::LogConfig TopicTable::log_config(const BrokerConfig& config, const TopicOverrides& overrides) {
-  std::map<std::string, std::string> props;
-  for (auto name : storage::LogConfig::names()) {
-    std::string n(name);
-    if (find_topic_config(n)) props[n] = topic_config_value(config, overrides, n);
-  }
-  auto lc = storage::LogConfig::from_properties(props);
-  if (!lc) throw std::logic_error("validated topic config rejected by storage: " + lc.error().message());
-  return *lc;
-}
-
 std::error_code TopicTable::load() {
   fs::path file = topics_file(config_);
   if (!fs::exists(file)) return {};
@@ -72,6 +61,7 @@ std::error_code TopicTable::load() {
     topic->id = *id;
     topic->internal = is_internal(topic->name);
     for (const auto& [k, v] : t.at("configs").as_object()) topic->overrides[std::string(k)] = json::value_to<std::string>(v);
+    topic->config = topic_config(topic->overrides);
     int64_t count = t.at("partitions").as_int64();
     const PartitionSpec spec = partition_spec(*topic);
     for (int32_t p = 0; p < count; ++p) {
@@ -108,7 +98,7 @@ std::error_code TopicTable::write(const Snapshot& s) {
 }
 
 PartitionSpec TopicTable::partition_spec(const Topic& topic) const {
-  return {topic.name, topic.id, log_config(topic.overrides), config_.node_id(),
+  return {topic.name, topic.id, topic.config.log, config_.node_id(),
           config_.get_int("producer.id.expiration.ms")};
 }
 
@@ -120,6 +110,7 @@ std::shared_ptr<Topic> TopicTable::new_topic(const std::string& name, const Topi
     topic->id = storage::random_uuid();
   } while (by_id_.count(topic->id));
   topic->overrides = overrides;
+  topic->config = topic_config(overrides);
   topic->internal = internal || is_internal(name);
   return topic;
 }
@@ -173,8 +164,8 @@ Result<std::shared_ptr<Topic>> TopicTable::create(const std::string& name, int32
 
 void TopicTable::apply_broker_defaults() {
   for (auto& [name, topic] : by_name_) {
-    auto lc = log_config(topic->overrides);
-    for (auto& p : topic->partitions) p->log().set_config(lc);
+    topic->config = topic_config(topic->overrides);
+    for (auto& p : topic->partitions) p->log().set_config(topic->config.log);
   }
 }
 

@@ -35,6 +35,7 @@ struct Topic {
   std::string name;
   protocol::Uuid id;
   TopicOverrides overrides;
+  TopicConfig config;  // built from `overrides` over the broker's values (TopicConfig::build)
   std::vector<std::shared_ptr<Partition>> partitions;
   bool internal = false;
 };
@@ -63,8 +64,8 @@ class TopicTable {
   // topic front end instead. All or nothing, as the front end's create.
   Result<std::shared_ptr<Topic>> create(const std::string& name, int32_t partitions, const TopicOverrides& overrides,
                                         bool internal = false);
-  // After the broker's dynamic configs changed: every partition log gets
-  // its topic's config recomputed over the new broker defaults.
+  // After the broker's dynamic configs changed: every topic's config is
+  // rebuilt over the new broker defaults and given to its partition logs.
   void apply_broker_defaults();
 
   // The write side's primitives, for the topic front end (on the loop).
@@ -88,9 +89,8 @@ class TopicTable {
   Snapshot snapshot();
   std::error_code write(const Snapshot& s);
 
-  // The storage config of a topic: its overrides over the broker's log.* values.
-  storage::LogConfig log_config(const TopicOverrides& overrides) const { return log_config(config_, overrides); }
-  static storage::LogConfig log_config(const BrokerConfig& config, const TopicOverrides& overrides);
+  // A topic's typed config: its overrides over the broker's values.
+  TopicConfig topic_config(const TopicOverrides& overrides) const { return TopicConfig::build(config_, overrides); }
 
   static TopicError validate_name(const std::string& name);
   static bool is_internal(const std::string& name);

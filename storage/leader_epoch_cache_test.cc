@@ -36,30 +36,3 @@ TEST_CASE("leader epoch cache keeps epochs and offsets monotonic, as Kafka's doe
   REQUIRE(LeaderEpochCache::load(tmp.path)->entries() == std::vector<EpochEntry>{{4, 35}});
   REQUIRE_THROWS_AS((void)cache->assign(-1, 0), std::logic_error);
 }
-
-TEST_CASE("log config reads Kafka's topic config names and rejects bad values", "[storage]") {
-  auto c = LogConfig::from_properties({{"segment.bytes", "1048576"},
-                                       {"retention.ms", "-1"},
-                                       {"cleanup.policy", "compact,delete"},
-                                       {"message.timestamp.type", "LogAppendTime"},
-                                       {"min.cleanable.dirty.ratio", "0.25"},
-                                       {"preallocate", "true"}});
-  REQUIRE(c);
-  REQUIRE(c->segment_bytes == 1048576);
-  REQUIRE(c->retention_ms == -1);
-  REQUIRE(c->cleanup_compact);
-  REQUIRE(c->cleanup_delete);
-  REQUIRE(c->message_timestamp_type == TimestampType::log_append_time);
-  REQUIRE(c->min_cleanable_dirty_ratio == 0.25);
-  REQUIRE(c->preallocate);
-  REQUIRE(c->get("cleanup.policy") == "compact,delete");
-  REQUIRE(c->get("segment.ms") == "604800000");
-  REQUIRE(LogConfig().get("flush.messages") == "9223372036854775807");
-  REQUIRE(LogConfig().get("segment.index.bytes") == "10485760");
-  REQUIRE(LogConfig().get("index.interval.bytes") == "4096");
-  REQUIRE(LogConfig::from_properties({{"segment.bytes", "13"}}).error() == StorageErrc::invalid_config);
-  REQUIRE(LogConfig::from_properties({{"retention.ms", "-2"}}).error() == StorageErrc::invalid_config);
-  REQUIRE(LogConfig::from_properties({{"cleanup.policy", "shred"}}).error() == StorageErrc::invalid_config);
-  REQUIRE(LogConfig::from_properties({{"no.such.config", "1"}}).error() == StorageErrc::invalid_config);
-  REQUIRE(LogConfig::names().size() == 17);
-}

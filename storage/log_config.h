@@ -1,17 +1,10 @@
-// The Kafka topic configs that storage honours, by their Kafka names and
-// with Kafka's defaults. A broker-level `log.*` default maps onto the same
-// field (e.g. log.segment.bytes -> segment.bytes); the broker does that
-// mapping, storage only sees topic names.
+// The Kafka topic configs that storage honours, typed, with Kafka's
+// defaults. Storage knows no config names: the broker parses and validates
+// topic configs and their broker-level synonyms against its one definition
+// table (broker/config_def.h) and builds this from it.
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <string>
-#include <string_view>
-#include <system_error>
-#include <vector>
-
-#include "storage/errors.h"
 
 namespace runnel::storage {
 
@@ -37,19 +30,6 @@ struct LogConfig {
   double min_cleanable_dirty_ratio = 0.5;        // min.cleanable.dirty.ratio
   int64_t min_compaction_lag_ms = 0;             // min.compaction.lag.ms
   int64_t max_compaction_lag_ms = INT64_MAX;     // max.compaction.lag.ms
-
-  // Sets one config by its Kafka name from its string form, with Kafka's
-  // validation; invalid_config for an unknown name or a bad value.
-  std::error_code set(std::string_view name, std::string_view value);
-  // The string form Kafka would show for `name`, empty if unknown.
-  std::string get(std::string_view name) const;
-
-  // `defaults` with every entry of `props` applied.
-  static Result<LogConfig> from_properties(const std::map<std::string, std::string>& props,
-                                           const LogConfig& defaults);
-  static Result<LogConfig> from_properties(const std::map<std::string, std::string>& props);
-  // The names above, in the order they are listed.
-  static const std::vector<std::string_view>& names();
 
   bool operator==(const LogConfig&) const = default;
 };

@@ -182,7 +182,7 @@ void GroupService::append(int32_t partition, std::vector<OffsetsRecord> records,
     return done(info.error());
   }
   part->fetch_watchers().check_and_complete();
-  if (!broker_.config().get_bool("runnel.acks.all.fsync")) return done({});
+  if (!broker_.config().typed().acks_all_fsync) return done({});
   asio::co_spawn(broker_.io(), sync_appended(broker_, part->log_ptr()),
                  [done = std::move(done)](std::exception_ptr e, std::error_code ec) {
                    done(e ? std::make_error_code(std::errc::io_error) : ec);

@@ -115,7 +115,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
         continue;
       }
       if (req.acks == -1) {
-        int32_t min_isr = std::stoi(topic_config_value(b.config(), t->overrides, "min.insync.replicas"));
+        const int32_t min_isr = t->config.min_insync_replicas;
         if (static_cast<int32_t>(part->isr().size()) < min_isr) {
           tr.partition_responses.push_back(error_response(
               pd.index, ErrorCode::not_enough_replicas,
@@ -150,7 +150,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
           PartitionResponse r;
           r.index = pd.index;
           r.base_offset = check.duplicate_of->first_offset;
-          if (topic_config_value(b.config(), t->overrides, "message.timestamp.type") == "LogAppendTime")
+          if (t->config.log.message_timestamp_type == storage::TimestampType::log_append_time)
             r.log_append_time_ms = check.duplicate_of->timestamp;
           r.log_start_offset = part->log().log_start_offset();
           tr.partition_responses.push_back(std::move(r));
@@ -184,7 +184,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
     // so the producer notices.
     ctx.send_response = false;
     ctx.close_connection = any_error;
-  } else if (!to_sync.empty() && b.config().get_bool("runnel.acks.all.fsync")) {
+  } else if (!to_sync.empty() && b.config().typed().acks_all_fsync) {
     // The response is already encoded as a success; if the fsync fails the
     // connection is closed instead of sending it, so nothing unsynced is
     // ever acknowledged (the log is failed from then on: every later append

@@ -101,7 +101,7 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
 
   FetchParams params;
   params.min_bytes = req.min_bytes;
-  params.max_bytes = std::min<int64_t>(req.max_bytes, b.config().get_int("fetch.max.bytes"));
+  params.max_bytes = std::min<int64_t>(req.max_bytes, b.config().typed().fetch_max_bytes);
   // A broker shutting down answers with what it has.
   params.max_wait = std::chrono::milliseconds(b.stopping() ? 0 : req.max_wait_ms);
   co_await fetch_messages(b.fetch_purgatory(), partitions, params);

@@ -72,7 +72,7 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
   const int16_t v = ctx.api_version();
   p::MetadataResponse resp;
   const Listener& l = b.advertised_listener(ctx.listener_name);
-  resp.brokers.push_back({b.node_id(), l.host, l.port, b.config().get_optional("broker.rack"), {}});
+  resp.brokers.push_back({b.node_id(), l.host, l.port, b.config().typed().broker_rack, {}});
   resp.cluster_id = b.cluster_id();
   resp.controller_id = b.node_id();
 
@@ -82,7 +82,7 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
     co_return resp;
   }
 
-  const bool may_create = req.allow_auto_topic_creation && b.config().get_bool("auto.create.topics.enable");
+  const bool may_create = req.allow_auto_topic_creation && b.config().typed().auto_create_topics_enable;
   std::vector<size_t> to_create;  // indexes into resp.topics
   for (const auto& rt : *req.topics) {
     if (!rt.name) {
@@ -110,7 +110,7 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
     resp.topics.push_back(error_topic(name, {}, err.code));
     if (err.ok()) to_create.push_back(resp.topics.size() - 1);
   }
-  const int64_t partitions = b.config().get_int("num.partitions");
+  const int64_t partitions = b.config().typed().num_partitions;
   const int64_t n = static_cast<int64_t>(to_create.size());
   if (n * partitions > RequestBound::kMaxPartitions ||
       n * RequestBound::records_of_new_topic(static_cast<int32_t>(partitions), 0) > RequestBound::kMaxRecords) {

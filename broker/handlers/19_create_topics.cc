@@ -91,7 +91,7 @@ awaitable<p::CreateTopicsResponse> handle<p::CreateTopicsApi>(RequestContext& ct
   p::CreateTopicsResponse resp;
   std::map<std::string, int> counts;
   for (const auto& t : req.topics) ++counts[t.name];
-  if (requested_partitions(req, counts, b.config().get_int("num.partitions")) > RequestBound::kMaxPartitions)
+  if (requested_partitions(req, counts, b.config().typed().num_partitions) > RequestBound::kMaxPartitions)
     co_return refuse_all(req, RequestBound::too_many_partitions());
 
   std::vector<Valid> valid;

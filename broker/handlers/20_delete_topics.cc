@@ -24,7 +24,7 @@ awaitable<p::DeleteTopicsResponse::DeletableTopicResult> delete_one(Broker& b, s
   }
   r.name = topic->name;
   r.topic_id = topic->id;
-  if (!b.config().get_bool("delete.topic.enable")) {
+  if (!b.config().typed().delete_topic_enable) {
     r.error_code = p::code(ErrorCode::topic_deletion_disabled);
     r.error_message = "Topic deletion is disabled.";
     co_return r;

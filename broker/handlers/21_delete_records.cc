@@ -57,10 +57,7 @@ auto delete_on_pool(Broker& b, std::vector<Deletion> work) {
   return b.run_blocking([work = std::move(work)] { return delete_all(work); });
 }
 
-bool policy_allows_delete(const Broker& b, const Topic& t) {
-  auto policies = split_list(topic_config_value(b.config(), t.overrides, "cleanup.policy"));
-  return std::find(policies.begin(), policies.end(), "delete") != policies.end();
-}
+bool policy_allows_delete(const Topic& t) { return t.config.log.cleanup_delete; }
 
 }  // namespace
 
@@ -84,7 +81,7 @@ awaitable<p::DeleteRecordsResponse> handle<p::DeleteRecordsApi>(RequestContext& 
         pr.error_code = p::code(ErrorCode::unknown_topic_or_partition);
       } else if (topic->internal) {
         pr.error_code = p::code(ErrorCode::invalid_topic_exception);
-      } else if (!policy_allows_delete(b, *topic)) {
+      } else if (!policy_allows_delete(*topic)) {
         pr.error_code = p::code(ErrorCode::policy_violation);
       } else if (rp.offset < -1) {
         pr.error_code = p::code(ErrorCode::offset_out_of_range);

@@ -9,8 +9,10 @@
 // it at runtime (dynamic_broker_config.h). BROKER "": the cluster-wide
 // dynamic defaults that are set. BROKER_LOGGER: the root
 // logger's level. An empty or null ConfigurationKeys lists every key;
-// unknown requested keys are left out. Documentation is not provided
-// (null), which Kafka's clients accept.
+// unknown requested keys are left out. Types, documentation, read-only
+// flags and synonym families come from the config table (config_def.h);
+// no key declares documentation yet, so it is null, which Kafka's clients
+// accept.
 #include <algorithm>
 #include <set>
 
@@ -60,7 +62,7 @@ Entry_ make_entry(const ConfigEntry& e, const Options& o) {
     for (const auto& s : e.synonyms)
       out.synonyms.push_back({s.name, e.sensitive ? std::nullopt : s.value, static_cast<int8_t>(s.source), {}});
   out.config_type = static_cast<int8_t>(e.type);
-  out.documentation = std::nullopt;
+  out.documentation = e.documentation;
   return out;
 }
 
@@ -74,32 +76,19 @@ Result_ describe_topic(Broker& b, const Resource_& r, const Options& o) {
   return out;
 }
 
-// Kafka's DynamicBrokerConfig.brokerConfigSynonyms: the keys that set the
-// same value, highest precedence first.
-std::vector<std::string> broker_synonym_names(const std::string& name) {
-  static const std::vector<std::vector<std::string>> kFamilies = {
-      {"log.roll.ms", "log.roll.hours"},
-      {"log.roll.jitter.ms", "log.roll.jitter.hours"},
-      {"log.retention.ms", "log.retention.minutes", "log.retention.hours"},
-  };
-  if (name == "log.flush.interval.ms") return {name, "log.flush.scheduler.interval.ms"};
-  for (const auto& f : kFamilies)
-    if (std::find(f.begin(), f.end(), name) != f.end()) return f;
-  return {name};
-}
-
 // One broker config as Kafka's ConfigHelper describes it: the synonyms are
 // the values of the key's synonym family by layer, starting from the first
 // that names the key itself. For BROKER "" (per_broker false) the value is
 // the cluster default's, and this broker's own layer is left out.
-ConfigEntry broker_entry(const BrokerConfig& config, const ConfigDef& def, bool per_broker) {
+ConfigEntry broker_entry(const BrokerConfig& config, const ConfigKey& def, bool per_broker) {
   ConfigEntry e;
   e.name = def.name;
   e.value = per_broker ? config.value_or_default(def.name) : config.layer_value(ConfigLayer::dynamic_default, def.name);
   e.type = data_type(def.type);
+  if (def.documentation) e.documentation = def.documentation;
   e.sensitive = def.type == ConfigType::password;
   e.read_only = !is_dynamic_broker_config(def.name);
-  auto all = broker_synonyms(config, broker_synonym_names(def.name));
+  auto all = broker_synonyms(config, broker_config_synonyms(def.name));
   if (!per_broker) std::erase_if(all, [](const auto& s) { return s.source == ConfigSource::dynamic_broker_config; });
   auto first_own = std::find_if(all.begin(), all.end(), [&](const auto& s) { return s.name == e.name; });
   e.synonyms.assign(first_own, all.end());
@@ -111,7 +100,7 @@ Result_ describe_broker(Broker& b, const Resource_& r, const Options& o) {
   Result_ out = failed(r, ErrorCode::none, std::nullopt);
   if (r.resource_name.empty()) {
     for (const auto& [name, value] : b.config().dynamic_configs(ConfigLayer::dynamic_default))
-      if (wanted(r, name)) out.configs.push_back(make_entry(broker_entry(b.config(), *BrokerConfig::find_definition(name), false), o));
+      if (wanted(r, name)) out.configs.push_back(make_entry(broker_entry(b.config(), *find_broker_key(name), false), o));
     return out;
   }
   auto id = parse_java_int(r.resource_name);
@@ -120,7 +109,7 @@ Result_ describe_broker(Broker& b, const Resource_& r, const Options& o) {
     return failed(r, ErrorCode::invalid_request,
                   "Unexpected broker id, expected " + std::to_string(b.node_id()) + " or empty string, but received " +
                       r.resource_name);
-  for (const auto& def : BrokerConfig::definitions())
+  for (const auto& def : broker_config_keys())
     if (wanted(r, def.name)) out.configs.push_back(make_entry(broker_entry(b.config(), def, true), o));
   return out;
 }

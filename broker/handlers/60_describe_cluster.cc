@@ -49,7 +49,7 @@ awaitable<p::DescribeClusterResponse> handle<p::DescribeClusterApi>(RequestConte
   self.broker_id = b.node_id();
   self.host = l.host;
   self.port = l.port;
-  self.rack = b.config().get_optional("broker.rack");
+  self.rack = b.config().typed().broker_rack;
   self.is_fenced = false;
   resp.brokers.push_back(std::move(self));
   if (req.include_cluster_authorized_operations) resp.cluster_authorized_operations = kAllClusterOperations;
