@@ -11,21 +11,29 @@ namespace runnel::broker {
 
 using protocol::ErrorCode;
 
-namespace {
-
 // Holds a name reserved while its disk work runs, released however the
-// coroutine leaves (the blocking work may throw).
+// coroutine leaves (the blocking work may throw); the release wakes the
+// changes waiting for the name.
 class Reservation {
  public:
-  Reservation(TopicTable& table, std::string name) : table_(table), name_(std::move(name)) { table_.reserve(name_); }
-  ~Reservation() { table_.release(name_); }
+  Reservation(TopicTable& table, std::string name, asio::steady_timer& released)
+      : table_(table), name_(std::move(name)), released_(released) {
+    table_.reserve(name_);
+  }
+  ~Reservation() {
+    table_.release(name_);
+    released_.cancel();
+  }
   Reservation(const Reservation&) = delete;
   Reservation& operator=(const Reservation&) = delete;
 
  private:
   TopicTable& table_;
   std::string name_;
+  asio::steady_timer& released_;
 };
+
+namespace {
 
 std::vector<int32_t> range(int32_t from, int32_t to) {
   std::vector<int32_t> out;
@@ -56,7 +64,9 @@ TopicError already_exists(const std::string& name) {
 
 }  // namespace
 
-TopicFrontend::TopicFrontend(Broker& broker) : broker_(broker) {}
+TopicFrontend::TopicFrontend(Broker& broker) : broker_(broker), released_(broker.io()) {
+  released_.expires_at(asio::steady_timer::time_point::max());
+}
 
 TopicTable& TopicFrontend::table() { return broker_.topics(); }
 
@@ -90,7 +100,7 @@ awaitable<CreatedTopic> TopicFrontend::create(std::string name, int32_t partitio
   if (t.find(name) || t.reserved(name)) co_return CreatedTopic{already_exists(name), nullptr};
   auto topic = t.new_topic(name, overrides, false);
   {
-    Reservation reserved(t, name);
+    Reservation reserved(t, name, released_);
     auto opened = co_await broker_.run_blocking(creating(broker_.logs(), t.partition_spec(*topic), 0, partitions));
     if (opened.error) co_return CreatedTopic{{ErrorCode::kafka_storage_error, opened.error.message()}, nullptr};
     topic->partitions = std::move(opened.partitions);
@@ -113,7 +123,7 @@ awaitable<TopicError> TopicFrontend::remove(std::string name) {
   t.unpublish(*topic);
   if (name == group::kOffsetsTopic) broker_.groups().offsets_topic_deleted();
   {
-    Reservation reserved(t, name);
+    Reservation reserved(t, name, released_);
     co_await remove_logs(name, range(0, static_cast<int32_t>(topic->partitions.size())));
   }
   // After the logs closed: fetches waiting on them see the topic gone.
@@ -141,7 +151,7 @@ awaitable<TopicError> TopicFrontend::add_partitions(std::string name, int32_t co
   if (auto e = check_new_count(*topic, count); !e.ok()) co_return e;
   const int32_t current = static_cast<int32_t>(topic->partitions.size());
   {
-    Reservation reserved(t, name);
+    Reservation reserved(t, name, released_);
     auto opened = co_await broker_.run_blocking(creating(broker_.logs(), t.partition_spec(*topic), current, count));
     if (opened.error) co_return TopicError{ErrorCode::kafka_storage_error, opened.error.message()};
     // The overrides may have changed while the logs were being made.
@@ -156,25 +166,22 @@ awaitable<TopicError> TopicFrontend::add_partitions(std::string name, int32_t co
   co_return TopicError{};
 }
 
-TopicError TopicFrontend::set_overrides(const std::string& name, TopicOverrides overrides) {
+awaitable<TopicError> TopicFrontend::set_overrides(std::string name, TopicOverrides overrides) {
   TopicTable& t = table();
   auto topic = t.find(name);
-  if (!topic) return {ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
+  if (!topic)
+    co_return TopicError{ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
   topic->overrides = std::move(overrides);
   auto config = t.log_config(topic->overrides);
   for (auto& p : topic->partitions) p->log().set_config(config);
-  if (auto ec = t.write(t.snapshot())) return {ErrorCode::kafka_storage_error, ec.message()};
-  return {};
+  if (auto ec = co_await persist()) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
+  co_return TopicError{};
 }
 
 awaitable<void> TopicFrontend::wait_for(const std::string& name) {
   // Bounded by the change in flight, which holds the name only for its
-  // disk work; a few milliseconds between looks cost nothing next to it.
-  asio::steady_timer timer(broker_.io());
-  while (table().reserved(name)) {
-    timer.expires_after(std::chrono::milliseconds(5));
-    co_await timer.async_wait(as_tuple_awaitable);
-  }
+  // disk work; its release cancels the wait.
+  while (table().reserved(name)) co_await released_.async_wait(as_tuple_awaitable);
 }
 
 awaitable<std::error_code> TopicFrontend::persist() {

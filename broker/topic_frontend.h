@@ -73,9 +73,9 @@ class TopicFrontend {
   static TopicError check_new_count(const Topic& topic, int32_t count);
   // Grows a topic to `count` partitions, all or nothing.
   awaitable<TopicError> add_partitions(std::string name, int32_t count);
-  // Replaces a topic's overrides (validated by the caller) and applies
-  // them. On the loop: one small file is rewritten.
-  TopicError set_overrides(const std::string& name, TopicOverrides overrides);
+  // Replaces a topic's overrides (validated by the caller), applies them
+  // to its partition logs and persists them off the loop.
+  awaitable<TopicError> set_overrides(std::string name, TopicOverrides overrides);
 
  private:
   TopicTable& table();
@@ -86,6 +86,9 @@ class TopicFrontend {
   awaitable<void> remove_logs(const std::string& topic, std::vector<int32_t> indexes);
 
   Broker& broker_;
+  // Never expires: cancelled whenever a reservation ends, waking every
+  // wait_for to look again.
+  asio::steady_timer released_;
 };
 
 }  // namespace runnel::broker
