@@ -79,10 +79,15 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
                          value(cluster::keys::cluster_default_config()));
   }
   logs_ = open_logs(config_, cluster_id_, TopicTable::log_config(config_, {}));
-  topics_ = std::make_unique<TopicTable>(config_, *logs_);
-  if (auto ec = topics_->load()) throw std::runtime_error("cannot load topics: " + ec.message());
-  // Kafka's stray logs: partition directories runnel-topics.json does not
-  // claim (a creation that failed halfway, a crash mid-delete).
+  topics_ = std::make_unique<TopicTable>(config_, *logs_, [store = metadata_.get()](const std::string& key, const std::string& value) {
+    auto r = store->put_now(key, value);
+    return r ? std::error_code() : r.error();
+  });
+  auto stored = wait_at_startup(metadata_->range(cluster::keys::kTopicsPrefix));
+  if (!stored) throw std::runtime_error("cannot load topics: " + stored.error().message());
+  if (auto ec = topics_->load(stored->kvs)) throw std::runtime_error("cannot load topics: " + ec.message());
+  // Kafka's stray logs: partition directories no stored topic claims
+  // (a creation that failed halfway, a crash mid-delete).
   for (const auto& d : logs_->set_aside_strays()) RLOG_WARN("stray log %s: %s", d.path.c_str(), d.reason.c_str());
   producer_ids_ = std::make_unique<cluster::ProducerIdAllocator>(*metadata_);
   if (auto ec = wait_at_startup(producer_ids_->load()))

@@ -5,6 +5,7 @@
 #include "broker/broker.h"
 #include "broker/group/group_service.h"
 #include "broker/logging.h"
+#include "cluster/etcd/key_layout.h"
 #include "storage/uuid_text.h"
 
 namespace runnel::broker {
@@ -52,10 +53,6 @@ std::function<bool()> removing(storage::LogManager& logs, std::string topic, std
     remove_partition_logs(*logs, topic, indexes);
     return true;
   };
-}
-
-std::function<std::error_code()> writing(TopicTable& table, TopicTable::Snapshot snapshot) {
-  return [table = &table, snapshot = std::move(snapshot)] { return table->write(snapshot); };
 }
 
 TopicError already_exists(const std::string& name) {
@@ -106,8 +103,8 @@ awaitable<CreatedTopic> TopicFrontend::create(std::string name, int32_t partitio
     topic->partitions = std::move(opened.partitions);
     t.publish(topic);
   }
-  if (auto ec = co_await persist()) {
-    RLOG_ERROR("writing runnel-topics.json after creating %s: %s", name.c_str(), ec.message().c_str());
+  if (auto ec = co_await persist(*topic)) {
+    RLOG_ERROR("storing topic %s after creating it: %s", name.c_str(), ec.message().c_str());
     co_return CreatedTopic{{ErrorCode::kafka_storage_error, ec.message()}, nullptr};
   }
   RLOG_INFO("created topic %s with %d partition(s), id %s", name.c_str(), partitions,
@@ -128,7 +125,7 @@ awaitable<TopicError> TopicFrontend::remove(std::string name) {
   }
   // After the logs closed: fetches waiting on them see the topic gone.
   for (auto& p : topic->partitions) p->fetch_watchers().check_and_complete();
-  if (auto ec = co_await persist()) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
+  if (auto ec = co_await unpersist(name)) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
   RLOG_INFO("deleted topic %s", name.c_str());
   co_return TopicError{};
 }
@@ -161,7 +158,7 @@ awaitable<TopicError> TopicFrontend::add_partitions(std::string name, int32_t co
       topic->partitions.push_back(std::move(p));
     }
   }
-  if (auto ec = co_await persist()) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
+  if (auto ec = co_await persist(*topic)) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
   RLOG_INFO("topic %s grown to %d partitions", name.c_str(), count);
   co_return TopicError{};
 }
@@ -174,7 +171,7 @@ awaitable<TopicError> TopicFrontend::set_overrides(std::string name, TopicOverri
   topic->overrides = std::move(overrides);
   auto config = t.log_config(topic->overrides);
   for (auto& p : topic->partitions) p->log().set_config(config);
-  if (auto ec = co_await persist()) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
+  if (auto ec = co_await persist(*topic)) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
   co_return TopicError{};
 }
 
@@ -184,8 +181,14 @@ awaitable<void> TopicFrontend::wait_for(const std::string& name) {
   while (table().reserved(name)) co_await released_.async_wait(as_tuple_awaitable);
 }
 
-awaitable<std::error_code> TopicFrontend::persist() {
-  co_return co_await broker_.run_blocking(writing(table(), table().snapshot()));
+awaitable<std::error_code> TopicFrontend::persist(const Topic& topic) {
+  auto r = co_await broker_.metadata().put(cluster::keys::topic(topic.name), TopicTable::record(topic));
+  co_return r ? std::error_code() : r.error();
+}
+
+awaitable<std::error_code> TopicFrontend::unpersist(std::string name) {
+  auto r = co_await broker_.metadata().erase(cluster::keys::topic(name));
+  co_return r ? std::error_code() : r.error();
 }
 
 awaitable<void> TopicFrontend::remove_logs(const std::string& topic, std::vector<int32_t> indexes) {

@@ -245,13 +245,45 @@ awaitable<Result<TxnResult>> LocalMetadataStore::commit(Txn txn) {
     auto work = writing(&f->mu, &f->written, dir_ / f->name, f->encode(kvs_), ++f->generation);
     if (auto ec = co_await run_blocking(blocking_, std::move(work)); ec && !error) error = ec;
   }
-  for (auto& p : pending_)
-    if (p.revision == rev) p.durable = true;
-  deliver_durable();
+  mark_durable(rev);
   if (error) co_return error;
   result.succeeded = true;
   result.revision = rev;
   co_return result;
+}
+
+Result<Revision> LocalMetadataStore::put_now(std::string key, std::string value) {
+  File* file = file_of(key);
+  if (file && !file->valid(value)) return std::make_error_code(std::errc::invalid_argument);
+  std::optional<KeyValue> before;
+  if (auto it = kvs_.find(key); it != kvs_.end()) before = it->second;
+  const Revision rev = ++revision_;
+  std::set<File*> touched;
+  pending_.push_back({rev, apply({Op::put(key, std::move(value))}, rev, touched)});
+  std::error_code error;
+  for (File* f : touched)
+    if (auto ec = writing(&f->mu, &f->written, dir_ / f->name, f->encode(kvs_), ++f->generation)(); ec && !error)
+      error = ec;
+  if (error) {
+    // Synchronous, so nothing else changed meanwhile: undo, unheard.
+    if (before) {
+      kvs_[key] = *before;
+      if (auto l = leases_.find(before->lease); l != leases_.end()) l->second.keys.insert(key);
+    } else {
+      kvs_.erase(key);
+    }
+    std::erase_if(pending_, [rev](const Pending& p) { return p.revision == rev; });
+    deliver_durable();
+    return error;
+  }
+  mark_durable(rev);
+  return rev;
+}
+
+void LocalMetadataStore::mark_durable(Revision revision) {
+  for (auto& p : pending_)
+    if (p.revision == revision) p.durable = true;
+  deliver_durable();
 }
 
 void LocalMetadataStore::deliver_durable() {

@@ -49,6 +49,12 @@ class LocalMetadataStore final : public MetadataStore {
   // What open() skipped, for the broker's log.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
+  // A put written on the calling thread, in order with the pool's writes
+  // of its file: for the one synchronous caller left (TopicTable::create,
+  // the group coordinator's __consumer_offsets, which wrote its file on
+  // the loop before the store too). Not in MetadataStore: etcd cannot.
+  Result<Revision> put_now(std::string key, std::string value);
+
   asio::any_io_executor get_executor() override { return loop_; }
   awaitable<Result<std::optional<KeyValue>>> get(std::string key) override;
   awaitable<Result<RangeResult>> range(std::string prefix) override;
@@ -79,6 +85,7 @@ class LocalMetadataStore final : public MetadataStore {
   File* file_of(const std::string& key) const;
   std::vector<WatchEvent> apply(const std::vector<Op>& ops, Revision revision, std::set<File*>& touched);
   void deliver_durable();
+  void mark_durable(Revision revision);
   void arm(LeaseId id);
   void expire(LeaseId id);
 

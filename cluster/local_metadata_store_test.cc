@@ -33,7 +33,7 @@ std::string read(const fs::path& p) { return *storage::read_whole_file(p); }
 struct Fixture {
   TempDir dir;
   boost::asio::io_context io;
-  boost::asio::thread_pool pool{1};
+  boost::asio::thread_pool pool{2};
   std::unique_ptr<LocalMetadataStore> store;
 
   void open() {
@@ -231,4 +231,25 @@ TEST_CASE("local store: a leased key dies with its lease and never reaches a fil
   REQUIRE(run(f.io, s.put("brokers/2", "{}", second)));
   REQUIRE_FALSE(run(f.io, s.revoke_lease(second)));
   REQUIRE_FALSE(*run(f.io, s.get("brokers/2")));
+}
+
+TEST_CASE("local store: racing writes of one file leave the newest contents on disk", "[local_metadata_store]") {
+  Fixture f;
+  f.open();
+  auto& s = *f.store;
+  // Two puts whose writes run on the pool at once, and a put_now (the
+  // synchronous path) while they are in flight: whichever write finishes
+  // last, the file holds all three topics.
+  std::optional<Result<Revision>> a, b;
+  runnel::cluster::testing::spawn(f.io, s.put("topics/a", R"({"name":"a"})"), a);
+  runnel::cluster::testing::spawn(f.io, s.put("topics/b", R"({"name":"b"})"), b);
+  f.io.poll();  // both applied and their writes posted
+  REQUIRE(s.put_now("topics/c", R"({"name":"c"})"));
+  REQUIRE(run_until(f.io, [&] { return a && b; }, std::chrono::seconds(10)));
+  REQUIRE(*a);
+  REQUIRE(*b);
+  REQUIRE(read(f.dir.path / "runnel-topics.json") ==
+          R"({"version":1,"topics":[{"name":"a"},{"name":"b"},{"name":"c"}]})"
+          "\n");
+  REQUIRE(s.put_now("topics/d", "not json").error() == std::make_error_code(std::errc::invalid_argument));
 }
