@@ -140,7 +140,6 @@ Client::Client(asio::any_io_executor ex, std::vector<Endpoint> endpoints, std::c
     : ex_(std::move(ex)), endpoints_(std::move(endpoints)), timeout_(timeout) {}
 
 awaitable<Result<json::object>> Client::call(std::string path, json::object request) {
-  std::error_code last = make_error_code(ClusterErrc::unavailable);
   for (size_t attempt = 0; attempt < endpoints_.size(); ++attempt) {
     const size_t index = (current_ + attempt) % endpoints_.size();
     const Endpoint& ep = endpoints_[index];
@@ -170,7 +169,6 @@ awaitable<Result<json::object>> Client::call(std::string path, json::object requ
       co_return std::move(v.as_object());
     }
     if (!fails_over(ec)) co_return ec;
-    last = ec;
   }
   co_return make_error_code(ClusterErrc::unavailable);
 }

@@ -1,7 +1,8 @@
 // The metadata store over etcd v3 (etcd_client.h): every key under the
 // cluster's root (key_layout.h), compare-and-swap as etcd's Txn on
 // mod_revision, watches as /v3/watch streams that resume from the next
-// revision on another endpoint when one fails, leases as etcd's.
+// revision on another endpoint when one fails, leases as etcd's. Watch
+// handles must go before the store does.
 #pragma once
 
 #include <map>
