@@ -6,6 +6,7 @@
 #include "broker/group/group_service.h"
 #include "broker/logging.h"
 #include "broker/record_times.h"
+#include "cluster/etcd/key_layout.h"
 #include "storage/meta_properties.h"
 #include "storage/uuid_text.h"
 
@@ -61,30 +62,70 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
                           ? static_cast<size_t>(config_.get_long("queued.max.request.bytes"))
                           : 0),
       fetch_purgatory_(io.get_executor()),
-      blocking_(static_cast<size_t>(config_.get_int("num.io.threads"))),
-      producer_ids_(std::filesystem::path(config_.log_dirs().front()) / "runnel-producer-ids") {
+      blocking_(static_cast<size_t>(config_.get_int("num.io.threads"))) {
   for (const auto& d : config_.log_dirs()) std::filesystem::create_directories(d);
-  load_dynamic_configs(config_);
+  metadata_ = std::make_unique<cluster::LocalMetadataStore>(io_.get_executor(), blocking_.get_executor(),
+                                                            config_.log_dirs().front(), NodeId(node_id_));
+  const auto opened = metadata_->open();
+  for (const auto& w : metadata_->warnings()) RLOG_WARN("%s", w.c_str());
+  if (opened) throw std::runtime_error("cannot load topics: " + opened.message());
+  {
+    auto value = [this](const std::string& key) -> std::optional<std::string> {
+      auto kv = wait_at_startup(metadata_->get(key));
+      if (!kv) throw std::runtime_error("cannot read dynamic broker configs: " + kv.error().message());
+      return *kv ? std::optional<std::string>((*kv)->value) : std::nullopt;
+    };
+    load_dynamic_configs(config_, value(cluster::keys::broker_config(NodeId(node_id_))),
+                         value(cluster::keys::cluster_default_config()));
+  }
   logs_ = open_logs(config_, cluster_id_, TopicConfig::build(config_, {}).log);
-  topics_ = std::make_unique<TopicTable>(config_, *logs_);
-  if (auto ec = topics_->load()) throw std::runtime_error("cannot load topics: " + ec.message());
-  // Kafka's stray logs: partition directories runnel-topics.json does not
-  // claim (a creation that failed halfway, a crash mid-delete).
+  topics_ = std::make_unique<TopicTable>(config_, *logs_, [store = metadata_.get()](const std::string& key, const std::string& value) {
+    auto r = store->put_now(key, value);
+    return r ? std::error_code() : r.error();
+  });
+  auto stored = wait_at_startup(metadata_->range(cluster::keys::kTopicsPrefix));
+  if (!stored) throw std::runtime_error("cannot load topics: " + stored.error().message());
+  if (auto ec = topics_->load(stored->kvs)) throw std::runtime_error("cannot load topics: " + ec.message());
+  // Kafka's stray logs: partition directories no stored topic claims
+  // (a creation that failed halfway, a crash mid-delete).
   for (const auto& d : logs_->set_aside_strays()) RLOG_WARN("stray log %s: %s", d.path.c_str(), d.reason.c_str());
-  if (auto ec = producer_ids_.load()) throw std::runtime_error("cannot read runnel-producer-ids: " + ec.message());
+  producer_ids_ = std::make_unique<cluster::ProducerIdAllocator>(*metadata_);
+  if (auto ec = wait_at_startup(producer_ids_->load()))
+    throw std::runtime_error("cannot read runnel-producer-ids: " + ec.message());
   groups_ = std::make_unique<group::GroupService>(*this);
 }
 
 Broker::~Broker() { blocking_.join(); }
 
-TopicError Broker::set_dynamic_configs(ConfigLayer layer, DynamicConfigs configs) {
+template <typename T>
+T Broker::wait_at_startup(awaitable<T> a) {
+  std::optional<T> out;
+  std::exception_ptr error;
+  bool done = false;
+  auto body = [](awaitable<T> a, std::optional<T>* out) -> awaitable<void> { out->emplace(co_await std::move(a)); };
+  auto work = asio::make_work_guard(io_);
+  asio::co_spawn(io_, body(std::move(a), &out), [&](std::exception_ptr e) {
+    error = e;
+    done = true;
+  });
+  while (!done) io_.run_one();
+  work.reset();
+  io_.restart();
+  if (error) std::rethrow_exception(error);
+  return std::move(*out);
+}
+
+awaitable<TopicError> Broker::set_dynamic_configs(ConfigLayer layer, DynamicConfigs configs) {
   config_.set_dynamic_configs(layer, std::move(configs));
   topics_->apply_broker_defaults();
-  if (auto ec = save_dynamic_configs(config_)) return {protocol::ErrorCode::kafka_storage_error, ec.message()};
+  const std::string key = layer == ConfigLayer::dynamic_default ? cluster::keys::cluster_default_config()
+                                                                : cluster::keys::broker_config(NodeId(node_id_));
+  auto written = co_await metadata_->put(key, dynamic_configs_value(config_, layer));
+  if (!written) co_return TopicError{protocol::ErrorCode::kafka_storage_error, written.error().message()};
   RLOG_INFO("dynamic broker configs (%s) now: %zu set",
             layer == ConfigLayer::dynamic_default ? "cluster default" : "this broker",
             config_.dynamic_configs(layer).size());
-  return {};
+  co_return TopicError{};
 }
 
 const Listener& Broker::advertised_listener(const std::string& listener_name) const {

@@ -12,10 +12,11 @@
 #include "broker/config.h"
 #include "broker/delayed_operations.h"
 #include "broker/dynamic_broker_config.h"
-#include "broker/producer_ids.h"
 #include "broker/request_memory.h"
 #include "broker/topic_frontend.h"
 #include "broker/topic_table.h"
+#include "cluster/local_metadata_store.h"
+#include "cluster/producer_id_allocator.h"
 #include "storage/log_manager.h"
 
 namespace runnel::broker {
@@ -35,7 +36,7 @@ class Broker {
   const BrokerConfig& config() const { return config_; }
   // Replaces one dynamic broker-config layer (checked by the caller),
   // persists it and applies the new topic defaults to every partition log.
-  TopicError set_dynamic_configs(ConfigLayer layer, DynamicConfigs configs);
+  awaitable<TopicError> set_dynamic_configs(ConfigLayer layer, DynamicConfigs configs);
   int32_t node_id() const { return node_id_; }
   const std::string& cluster_id() const { return cluster_id_; }
   asio::io_context& io() { return io_; }
@@ -44,7 +45,10 @@ class Broker {
   TopicTable& topics() { return *topics_; }
   TopicFrontend& topic_frontend() { return topic_frontend_; }
   storage::LogManager& logs() { return *logs_; }
-  ProducerIdManager& producer_ids() { return producer_ids_; }
+  cluster::ProducerIdAllocator& producer_ids() { return *producer_ids_; }
+  // The cluster's metadata (topics, dynamic broker configs, producer-id
+  // blocks): today the single node's files in the first log dir.
+  cluster::MetadataStore& metadata() { return *metadata_; }
   group::GroupService& groups() { return *groups_; }
   // Long-poll fetches waiting for data (Kafka's fetch purgatory); every
   // one is answered when the broker begins to shut down.
@@ -96,6 +100,9 @@ class Broker {
   bool stopping() const { return stopping_; }
 
  private:
+  // Runs a store call to completion before the loop serves (startup only).
+  template <typename T>
+  T wait_at_startup(awaitable<T> a);
   awaitable<void> drain_connections(std::function<void()> done);
   awaitable<void> storage_ticks();
   awaitable<void> producer_expiration_checks();
@@ -108,10 +115,11 @@ class Broker {
   RequestMemory request_memory_;
   DelayedOperations fetch_purgatory_;
   asio::thread_pool blocking_;
+  std::unique_ptr<cluster::LocalMetadataStore> metadata_;
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<TopicTable> topics_;
   TopicFrontend topic_frontend_{*this};
-  ProducerIdManager producer_ids_;
+  std::unique_ptr<cluster::ProducerIdAllocator> producer_ids_;
   std::vector<std::weak_ptr<Connection>> connections_;
   bool stopping_ = false;
   // Last, so it is destroyed first: it uses the topics and the logs.

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/asio.h"
 #include "broker/dynamic_broker_config.h"
 #include "broker/topic_table.h"
 
@@ -74,23 +75,23 @@ TopicError check_topic_overrides(const TopicTable& topics, const std::string& to
 
 // AlterConfigs and IncrementalAlterConfigs answer alike: one result per
 // resource, INVALID_REQUEST for a resource named twice, otherwise what
-// `alter_one(resource)` returns. `Response` is the generated response type.
+// `alter_one(resource)` (an awaitable, which may persist) returns, one
+// resource after the other. `Response` is the generated response type.
 template <typename Response, typename Resources, typename AlterOne>
-Response answer_each_resource(const Resources& resources, AlterOne&& alter_one) {
+awaitable<Response> answer_each_resource(const Resources& resources, AlterOne& alter_one) {
   Response resp;
   std::map<std::pair<int8_t, std::string>, int> counts;
   for (const auto& r : resources) ++counts[{r.resource_type, r.resource_name}];
   for (const auto& r : resources) {
-    TopicError err = counts[{r.resource_type, r.resource_name}] > 1
-                         ? TopicError{protocol::ErrorCode::invalid_request, "Each resource must appear at most once."}
-                         : alter_one(r);
+    TopicError err{protocol::ErrorCode::invalid_request, "Each resource must appear at most once."};
+    if (counts[{r.resource_type, r.resource_name}] == 1) err = co_await alter_one(r);
     auto& out = resp.responses.emplace_back();
     out.error_code = protocol::code(err.code);
     out.error_message = err.ok() || err.message.empty() ? std::nullopt : std::optional<std::string>(err.message);
     out.resource_type = r.resource_type;
     out.resource_name = r.resource_name;
   }
-  return resp;
+  co_return resp;
 }
 
 }  // namespace runnel::broker

@@ -266,6 +266,7 @@ TEST_CASE("typed topic configs follow override changes and the broker's dynamic 
     REQUIRE(logs);
     return std::move(*logs);
   };
+  std::string record;
   {
     auto logs = open_logs();
     TopicTable table(config, *logs);
@@ -284,11 +285,12 @@ TEST_CASE("typed topic configs follow override changes and the broker's dynamic 
     REQUIRE(topic->config.log.segment_bytes == 1048576);
     for (const auto& p : topic->partitions) REQUIRE(p->log().config().segment_bytes == 1048576);
     REQUIRE(topic->config.max_message_bytes == 2048);  // the override still wins
+    record = TopicTable::record(*topic);
   }
-  // Loaded again from runnel-topics.json, the overrides build the same config.
+  // Loaded again from its record in the metadata store, the overrides build the same config.
   auto logs = open_logs();
   TopicTable reloaded(config, *logs);
-  REQUIRE_FALSE(reloaded.load());
+  REQUIRE_FALSE(reloaded.load({runnel::cluster::KeyValue{"topics/typed", record, 1, 1, runnel::cluster::kNoLease}}));
   auto topic = reloaded.find("typed");
   REQUIRE(topic);
   REQUIRE(topic->config.max_message_bytes == 2048);

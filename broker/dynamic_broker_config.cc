@@ -2,33 +2,27 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
-#include <filesystem>
+#include <tuple>
 
 #include "broker/logging.h"
 #include "broker/topic_config.h"
 #include "protocol/error_codes.h"
-#include "storage/io.h"
 
 namespace runnel::broker {
 
 namespace {
 
-namespace fs = std::filesystem;
 namespace json = boost::json;
 using protocol::ErrorCode;
 
-constexpr const char* kFile = "runnel-broker-configs.json";
-// JSON member names of the two layers.
+// The two layers, as the log names them.
 constexpr const char* kBrokerLayer = "broker";
 constexpr const char* kDefaultLayer = "cluster_default";
 
-fs::path file_of(const BrokerConfig& config) { return fs::path(config.log_dirs().front()) / kFile; }
-
-DynamicConfigs read_layer(const json::object& doc, const char* name) {
+DynamicConfigs read_layer(const json::object& layer) {
   DynamicConfigs out;
-  if (auto* layer = doc.if_contains(name); layer && layer->is_object())
-    for (const auto& [k, v] : layer->as_object())
-      if (v.is_string()) out[std::string(k)] = std::string(v.as_string());
+  for (const auto& [k, v] : layer)
+    if (v.is_string()) out[std::string(k)] = std::string(v.as_string());
   return out;
 }
 
@@ -54,20 +48,19 @@ TopicError check_dynamic_configs(const DynamicConfigs& configs) {
   return {};
 }
 
-void load_dynamic_configs(BrokerConfig& config) {
-  fs::path file = file_of(config);
-  if (!fs::exists(file)) return;
-  auto text = storage::read_whole_file(file);
-  boost::system::error_code ec;
-  json::value doc = text ? json::parse(*text, ec) : json::value();
-  if (!text || ec || !doc.is_object()) {
-    RLOG_WARN("ignoring unreadable dynamic broker configs in %s", file.c_str());
-    return;
-  }
-  for (auto [layer, name] : {std::pair{ConfigLayer::dynamic_broker, kBrokerLayer},
-                             std::pair{ConfigLayer::dynamic_default, kDefaultLayer}}) {
+void load_dynamic_configs(BrokerConfig& config, const std::optional<std::string>& broker_layer,
+                          const std::optional<std::string>& default_layer) {
+  for (auto [layer, name, text] : {std::tuple{ConfigLayer::dynamic_broker, kBrokerLayer, &broker_layer},
+                                   std::tuple{ConfigLayer::dynamic_default, kDefaultLayer, &default_layer}}) {
+    if (!*text) continue;
+    boost::system::error_code ec;
+    json::value doc = json::parse(**text, ec);
+    if (ec || !doc.is_object()) {
+      RLOG_WARN("ignoring unreadable dynamic broker configs (%s)", name);
+      continue;
+    }
     DynamicConfigs kept;
-    for (const auto& [k, v] : read_layer(doc.as_object(), name)) {
+    for (const auto& [k, v] : read_layer(doc.as_object())) {
       if (auto e = check_dynamic_configs({{k, v}}); !e.ok()) {
         RLOG_WARN("ignoring dynamic broker config %s=%s: %s", k.c_str(), v.c_str(), e.message.c_str());
         continue;
@@ -79,15 +72,10 @@ void load_dynamic_configs(BrokerConfig& config) {
   }
 }
 
-std::error_code save_dynamic_configs(const BrokerConfig& config) {
-  json::object doc;
-  for (auto [layer, name] : {std::pair{ConfigLayer::dynamic_broker, kBrokerLayer},
-                             std::pair{ConfigLayer::dynamic_default, kDefaultLayer}}) {
-    json::object o;
-    for (const auto& [k, v] : config.dynamic_configs(layer)) o[k] = v;
-    doc[name] = std::move(o);
-  }
-  return storage::write_file_atomically(file_of(config), json::serialize(doc) + "\n");
+std::string dynamic_configs_value(const BrokerConfig& config, ConfigLayer layer) {
+  json::object o;
+  for (const auto& [k, v] : config.dynamic_configs(layer)) o[k] = v;
+  return json::serialize(o);
 }
 
 }  // namespace runnel::broker

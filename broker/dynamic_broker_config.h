@@ -4,14 +4,16 @@
 // runtime with AlterConfigs / IncrementalAlterConfigs on BROKER "<node id>"
 // or on BROKER "" (the cluster-wide default), over server.properties.
 //
-// Kafka keeps them in its metadata log; Runnel keeps them in
-// runnel-broker-configs.json in the first log dir, so they survive restarts
-// as Kafka's do. Kafka's other dynamic keys (thread pools, listeners, SSL,
+// Kafka keeps them in its metadata log; Runnel keeps them in the metadata
+// store (keys configs/broker/<id> and configs/broker/<default>; on one node
+// runnel-broker-configs.json in the first log dir), so they survive
+// restarts as Kafka's do. Kafka's other dynamic keys (thread pools, listeners, SSL,
 // quotas) are refused here as not dynamically updatable: Runnel cannot apply
 // them at runtime (README, deliberate differences).
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -31,9 +33,12 @@ bool is_dynamic_broker_config(const std::string& name);
 // complete new set: every key dynamic, every value valid for its type.
 TopicError check_dynamic_configs(const DynamicConfigs& configs);
 
-// Reads both dynamic layers from the first log dir; an entry that is no
-// longer valid is dropped with a warning, never a failed startup.
-void load_dynamic_configs(BrokerConfig& config);
-std::error_code save_dynamic_configs(const BrokerConfig& config);
+// Takes both dynamic layers as stored (each a JSON object of strings;
+// nullopt when never set); an entry that is no longer valid is dropped
+// with a warning, never a failed startup.
+void load_dynamic_configs(BrokerConfig& config, const std::optional<std::string>& broker_layer,
+                          const std::optional<std::string>& default_layer);
+// A layer as it is stored.
+std::string dynamic_configs_value(const BrokerConfig& config, ConfigLayer layer);
 
 }  // namespace runnel::broker

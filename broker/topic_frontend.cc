@@ -5,27 +5,36 @@
 #include "broker/broker.h"
 #include "broker/group/group_service.h"
 #include "broker/logging.h"
+#include "cluster/etcd/key_layout.h"
 #include "storage/uuid_text.h"
 
 namespace runnel::broker {
 
 using protocol::ErrorCode;
 
-namespace {
-
 // Holds a name reserved while its disk work runs, released however the
-// coroutine leaves (the blocking work may throw).
+// coroutine leaves (the blocking work may throw); the release wakes the
+// changes waiting for the name.
 class Reservation {
  public:
-  Reservation(TopicTable& table, std::string name) : table_(table), name_(std::move(name)) { table_.reserve(name_); }
-  ~Reservation() { table_.release(name_); }
+  Reservation(TopicTable& table, std::string name, asio::steady_timer& released)
+      : table_(table), name_(std::move(name)), released_(released) {
+    table_.reserve(name_);
+  }
+  ~Reservation() {
+    table_.release(name_);
+    released_.cancel();
+  }
   Reservation(const Reservation&) = delete;
   Reservation& operator=(const Reservation&) = delete;
 
  private:
   TopicTable& table_;
   std::string name_;
+  asio::steady_timer& released_;
 };
+
+namespace {
 
 std::vector<int32_t> range(int32_t from, int32_t to) {
   std::vector<int32_t> out;
@@ -46,17 +55,15 @@ std::function<bool()> removing(storage::LogManager& logs, std::string topic, std
   };
 }
 
-std::function<std::error_code()> writing(TopicTable& table, TopicTable::Snapshot snapshot) {
-  return [table = &table, snapshot = std::move(snapshot)] { return table->write(snapshot); };
-}
-
 TopicError already_exists(const std::string& name) {
   return {ErrorCode::topic_already_exists, "Topic '" + name + "' already exists."};
 }
 
 }  // namespace
 
-TopicFrontend::TopicFrontend(Broker& broker) : broker_(broker) {}
+TopicFrontend::TopicFrontend(Broker& broker) : broker_(broker), released_(broker.io()) {
+  released_.expires_at(asio::steady_timer::time_point::max());
+}
 
 TopicTable& TopicFrontend::table() { return broker_.topics(); }
 
@@ -90,14 +97,14 @@ awaitable<CreatedTopic> TopicFrontend::create(std::string name, int32_t partitio
   if (t.find(name) || t.reserved(name)) co_return CreatedTopic{already_exists(name), nullptr};
   auto topic = t.new_topic(name, overrides, false);
   {
-    Reservation reserved(t, name);
+    Reservation reserved(t, name, released_);
     auto opened = co_await broker_.run_blocking(creating(broker_.logs(), t.partition_spec(*topic), 0, partitions));
     if (opened.error) co_return CreatedTopic{{ErrorCode::kafka_storage_error, opened.error.message()}, nullptr};
     topic->partitions = std::move(opened.partitions);
     t.publish(topic);
   }
-  if (auto ec = co_await persist()) {
-    RLOG_ERROR("writing runnel-topics.json after creating %s: %s", name.c_str(), ec.message().c_str());
+  if (auto ec = co_await persist(*topic)) {
+    RLOG_ERROR("storing topic %s after creating it: %s", name.c_str(), ec.message().c_str());
     co_return CreatedTopic{{ErrorCode::kafka_storage_error, ec.message()}, nullptr};
   }
   RLOG_INFO("created topic %s with %d partition(s), id %s", name.c_str(), partitions,
@@ -113,12 +120,12 @@ awaitable<TopicError> TopicFrontend::remove(std::string name) {
   t.unpublish(*topic);
   if (name == group::kOffsetsTopic) broker_.groups().offsets_topic_deleted();
   {
-    Reservation reserved(t, name);
+    Reservation reserved(t, name, released_);
     co_await remove_logs(name, range(0, static_cast<int32_t>(topic->partitions.size())));
   }
   // After the logs closed: fetches waiting on them see the topic gone.
   for (auto& p : topic->partitions) p->fetch_watchers().check_and_complete();
-  if (auto ec = co_await persist()) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
+  if (auto ec = co_await unpersist(name)) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
   RLOG_INFO("deleted topic %s", name.c_str());
   co_return TopicError{};
 }
@@ -141,7 +148,7 @@ awaitable<TopicError> TopicFrontend::add_partitions(std::string name, int32_t co
   if (auto e = check_new_count(*topic, count); !e.ok()) co_return e;
   const int32_t current = static_cast<int32_t>(topic->partitions.size());
   {
-    Reservation reserved(t, name);
+    Reservation reserved(t, name, released_);
     auto opened = co_await broker_.run_blocking(creating(broker_.logs(), t.partition_spec(*topic), current, count));
     if (opened.error) co_return TopicError{ErrorCode::kafka_storage_error, opened.error.message()};
     // The overrides may have changed while the logs were being made.
@@ -150,34 +157,37 @@ awaitable<TopicError> TopicFrontend::add_partitions(std::string name, int32_t co
       topic->partitions.push_back(std::move(p));
     }
   }
-  if (auto ec = co_await persist()) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
+  if (auto ec = co_await persist(*topic)) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
   RLOG_INFO("topic %s grown to %d partitions", name.c_str(), count);
   co_return TopicError{};
 }
 
-TopicError TopicFrontend::set_overrides(const std::string& name, TopicOverrides overrides) {
+awaitable<TopicError> TopicFrontend::set_overrides(std::string name, TopicOverrides overrides) {
   TopicTable& t = table();
   auto topic = t.find(name);
-  if (!topic) return {ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
+  if (!topic)
+    co_return TopicError{ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
   topic->config = t.topic_config(overrides);
   topic->overrides = std::move(overrides);
   for (auto& p : topic->partitions) p->log().set_config(topic->config.log);
-  if (auto ec = t.write(t.snapshot())) return {ErrorCode::kafka_storage_error, ec.message()};
-  return {};
+  if (auto ec = co_await persist(*topic)) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
+  co_return TopicError{};
 }
 
 awaitable<void> TopicFrontend::wait_for(const std::string& name) {
   // Bounded by the change in flight, which holds the name only for its
-  // disk work; a few milliseconds between looks cost nothing next to it.
-  asio::steady_timer timer(broker_.io());
-  while (table().reserved(name)) {
-    timer.expires_after(std::chrono::milliseconds(5));
-    co_await timer.async_wait(as_tuple_awaitable);
-  }
+  // disk work; its release cancels the wait.
+  while (table().reserved(name)) co_await released_.async_wait(as_tuple_awaitable);
 }
 
-awaitable<std::error_code> TopicFrontend::persist() {
-  co_return co_await broker_.run_blocking(writing(table(), table().snapshot()));
+awaitable<std::error_code> TopicFrontend::persist(const Topic& topic) {
+  auto r = co_await broker_.metadata().put(cluster::keys::topic(topic.name), TopicTable::record(topic));
+  co_return r ? std::error_code() : r.error();
+}
+
+awaitable<std::error_code> TopicFrontend::unpersist(std::string name) {
+  auto r = co_await broker_.metadata().erase(cluster::keys::topic(name));
+  co_return r ? std::error_code() : r.error();
 }
 
 awaitable<void> TopicFrontend::remove_logs(const std::string& topic, std::vector<int32_t> indexes) {

@@ -4,8 +4,8 @@
 // Kafka's controller are. It validates, reserves the name, runs the disk
 // work (partition directories, files, fsyncs) on the broker's blocking
 // pool so other clients are served meanwhile, then publishes the result
-// into the topic table and persists runnel-topics.json. TopicTable stays
-// the read side.
+// into the topic table and persists the topic's record in the metadata
+// store. TopicTable stays the read side.
 //
 // Everything here runs on the event loop; only the disk work leaves it.
 #pragma once
@@ -64,7 +64,7 @@ class TopicFrontend {
 
   // Creates a validated topic and its partitions. A failure on disk
   // removes whatever it made: the topic is then neither in the table nor
-  // in runnel-topics.json, and its partition directories are gone.
+  // in the metadata store, and its partition directories are gone.
   awaitable<CreatedTopic> create(std::string name, int32_t partitions, TopicOverrides overrides);
   // Deletes a topic: gone from the table at once, its partition
   // directories renamed "-delete" off the loop.
@@ -73,19 +73,24 @@ class TopicFrontend {
   static TopicError check_new_count(const Topic& topic, int32_t count);
   // Grows a topic to `count` partitions, all or nothing.
   awaitable<TopicError> add_partitions(std::string name, int32_t count);
-  // Replaces a topic's overrides (validated by the caller) and applies
-  // them. On the loop: one small file is rewritten.
-  TopicError set_overrides(const std::string& name, TopicOverrides overrides);
+  // Replaces a topic's overrides (validated by the caller), applies them
+  // to its partition logs and persists them off the loop.
+  awaitable<TopicError> set_overrides(std::string name, TopicOverrides overrides);
 
  private:
   TopicTable& table();
   // Waits until no other change of this name is in flight.
   awaitable<void> wait_for(const std::string& name);
-  // Writes the table's current state to runnel-topics.json off the loop.
-  awaitable<std::error_code> persist();
+  // Stores a topic's record (topics/<name>), or deletes it, in the
+  // metadata store; never blocks the loop.
+  awaitable<std::error_code> persist(const Topic& topic);
+  awaitable<std::error_code> unpersist(std::string name);
   awaitable<void> remove_logs(const std::string& topic, std::vector<int32_t> indexes);
 
   Broker& broker_;
+  // Never expires: cancelled whenever a reservation ends, waking every
+  // wait_for to look again.
+  asio::steady_timer released_;
 };
 
 }  // namespace runnel::broker

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "broker/logging.h"
+#include "cluster/etcd/key_layout.h"
 #include "storage/io.h"
 #include "storage/uuid_text.h"
 
@@ -14,14 +15,12 @@ using protocol::ErrorCode;
 
 namespace {
 
-constexpr const char* kTopicsFile = "runnel-topics.json";
 constexpr size_t kMaxNameLength = 249;  // Kafka's Topic.MAX_NAME_LENGTH
-
-fs::path topics_file(const BrokerConfig& config) { return fs::path(config.log_dirs().front()) / kTopicsFile; }
 
 }  // namespace
 
-TopicTable::TopicTable(const BrokerConfig& config, storage::LogManager& logs) : config_(config), logs_(logs) {}
+TopicTable::TopicTable(const BrokerConfig& config, storage::LogManager& logs, PersistNow persist_now)
+    : config_(config), logs_(logs), persist_now_(std::move(persist_now)) {}
 
 bool TopicTable::is_internal(const std::string& name) {
   return name == "__consumer_offsets" || name == "__transaction_state";
@@ -41,19 +40,16 @@ TopicError TopicTable::validate_name(const std::string& name) {
   return {};
 }
 
-std::error_code TopicTable::load() {
-  fs::path file = topics_file(config_);
-  if (!fs::exists(file)) return {};
-  auto text = storage::read_whole_file(file);
-  if (!text) return text.error();
-  json::value doc;
-  try {
-    doc = json::parse(*text);
-  } catch (const std::exception& e) {
-    RLOG_ERROR("%s is not valid JSON: %s", file.c_str(), e.what());
-    return storage::make_error_code(storage::StorageErrc::corrupt_checkpoint);
-  }
-  for (const auto& t : doc.at("topics").as_array()) {
+std::error_code TopicTable::load(const std::vector<cluster::KeyValue>& topics) {
+  for (const auto& kv : topics) {
+    json::value doc;
+    try {
+      doc = json::parse(kv.value);
+    } catch (const std::exception& e) {
+      RLOG_ERROR("topic record %s is not valid JSON: %s", kv.key.c_str(), e.what());
+      return storage::make_error_code(storage::StorageErrc::corrupt_checkpoint);
+    }
+    const auto& t = doc.as_object();
     auto topic = std::make_shared<Topic>();
     topic->name = json::value_to<std::string>(t.at("name"));
     auto id = storage::uuid_from_base64(json::value_to<std::string>(t.at("id")));
@@ -75,26 +71,13 @@ std::error_code TopicTable::load() {
   return {};
 }
 
-TopicTable::Snapshot TopicTable::snapshot() {
-  json::array topics;
-  for (const auto& [name, t] : by_name_) {
-    json::object configs;
-    for (const auto& [k, v] : t->overrides) configs[k] = v;
-    topics.push_back(json::object{{"name", name},
-                                  {"id", storage::uuid_to_base64(t->id)},
-                                  {"partitions", static_cast<int64_t>(t->partitions.size())},
-                                  {"configs", std::move(configs)}});
-  }
-  json::object doc{{"version", 1}, {"topics", std::move(topics)}};
-  return {++generation_, json::serialize(doc) + "\n"};
-}
-
-std::error_code TopicTable::write(const Snapshot& s) {
-  std::lock_guard lock(write_mu_);
-  if (s.generation <= written_generation_) return {};  // a newer table is on disk already
-  if (auto ec = storage::write_file_atomically(topics_file(config_), s.text)) return ec;
-  written_generation_ = s.generation;
-  return {};
+std::string TopicTable::record(const Topic& t) {
+  json::object configs;
+  for (const auto& [k, v] : t.overrides) configs[k] = v;
+  return json::serialize(json::object{{"name", t.name},
+                                      {"id", storage::uuid_to_base64(t.id)},
+                                      {"partitions", static_cast<int64_t>(t.partitions.size())},
+                                      {"configs", std::move(configs)}});
 }
 
 PartitionSpec TopicTable::partition_spec(const Topic& topic) const {
@@ -149,7 +132,7 @@ Result<std::shared_ptr<Topic>> TopicTable::create(const std::string& name, int32
   if (opened.error) return opened.error;
   topic->partitions = std::move(opened.partitions);
   publish(topic);
-  if (auto ec = write(snapshot())) {
+  if (auto ec = persist_now_ ? persist_now_(cluster::keys::topic(name), record(*topic)) : std::error_code()) {
     unpublish(*topic);
     topic->partitions.clear();
     std::vector<int32_t> all;

@@ -1,18 +1,18 @@
 // The topics this broker hosts: names, topic ids, partitions and config
-// overrides, kept durable in <first log dir>/runnel-topics.json.
+// overrides, kept durable in the metadata store, one key per topic
+// (topics/<name>; on one node <first log dir>/runnel-topics.json).
 //
 // The read side: handlers look topics up here on the event loop. Changes
 // go through the topic front end (topic_frontend.h), which builds new
 // partitions off the loop and publishes them here.
 //
-// Kafka keeps this in its KRaft metadata log (__cluster_metadata); a single
-// Runnel node keeps it in one JSON file, rewritten atomically on every
-// change. The partition directories themselves carry the topic id in
+// Kafka keeps this in its KRaft metadata log (__cluster_metadata); Runnel
+// in its metadata store (cluster/metadata_store.h). The partition directories themselves carry the topic id in
 // partition.metadata as Kafka's do, and are checked against it at startup.
 #pragma once
 
+#include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 #include <memory>
 #include <optional>
@@ -23,6 +23,7 @@
 #include "broker/partition_opener.h"
 #include "broker/partition.h"
 #include "broker/topic_config.h"
+#include "cluster/metadata_store.h"
 #include "protocol/error_codes.h"
 #include "storage/log_manager.h"
 
@@ -49,10 +50,13 @@ struct TopicError {
 
 class TopicTable {
  public:
-  TopicTable(const BrokerConfig& config, storage::LogManager& logs);
+  // Writes a topic's record durably before create() returns (blocking;
+  // the key and the value of record()).
+  using PersistNow = std::function<std::error_code(const std::string& key, const std::string& value)>;
+  TopicTable(const BrokerConfig& config, storage::LogManager& logs, PersistNow persist_now = nullptr);
 
-  // Loads runnel-topics.json and opens every partition's log.
-  std::error_code load();
+  // Takes the stored topics (the topics/ keys) and opens every partition's log.
+  std::error_code load(const std::vector<cluster::KeyValue>& topics);
 
   std::shared_ptr<Topic> find(const std::string& name) const;
   std::shared_ptr<Topic> find(const protocol::Uuid& id) const;
@@ -80,14 +84,8 @@ class TopicTable {
   PartitionSpec partition_spec(const Topic& topic) const;
   void publish(std::shared_ptr<Topic> topic);
   void unpublish(const Topic& topic);
-  // runnel-topics.json's contents now, and the write of such contents
-  // (blocking; the newest of concurrent writes wins, whatever their order).
-  struct Snapshot {
-    uint64_t generation = 0;
-    std::string text;
-  };
-  Snapshot snapshot();
-  std::error_code write(const Snapshot& s);
+  // A topic as stored under keys::topic(name): {"name","id","partitions","configs"}.
+  static std::string record(const Topic& topic);
 
   // A topic's typed config: its overrides over the broker's values.
   TopicConfig topic_config(const TopicOverrides& overrides) const { return TopicConfig::build(config_, overrides); }
@@ -101,9 +99,7 @@ class TopicTable {
   std::map<std::string, std::shared_ptr<Topic>> by_name_;
   std::map<protocol::Uuid, std::shared_ptr<Topic>> by_id_;
   std::set<std::string> reserved_;
-  uint64_t generation_ = 0;
-  std::mutex write_mu_;  // the blocking pool's writers of runnel-topics.json
-  uint64_t written_generation_ = 0;
+  PersistNow persist_now_;
 };
 
 }  // namespace runnel::broker

@@ -25,13 +25,13 @@ awaitable<p::InitProducerIdResponse> handle<p::InitProducerIdApi>(RequestContext
     resp.error_code = p::code(p::ErrorCode::invalid_request);
     co_return resp;
   }
-  int64_t id = -1;
-  if (auto ec = ctx.broker.producer_ids().next(id)) {
-    RLOG_ERROR("allocating a producer id: %s", ec.message().c_str());
+  auto id = co_await ctx.broker.producer_ids().next();
+  if (!id) {
+    RLOG_ERROR("allocating a producer id: %s", id.error().message().c_str());
     resp.error_code = p::code(p::ErrorCode::kafka_storage_error);
     co_return resp;
   }
-  resp.producer_id = id;
+  resp.producer_id = *id;
   resp.producer_epoch = 0;
   co_return resp;
 }

@@ -22,29 +22,29 @@ namespace {
 using p::ErrorCode;
 using Resource_ = p::AlterConfigsRequest::AlterConfigsResource;
 
-TopicError alter_one(Broker& b, const Resource_& r, bool validate_only) {
+awaitable<TopicError> alter_one(Broker& b, const Resource_& r, bool validate_only) {
   std::vector<ConfigChange> changes;
   for (const auto& c : r.configs)
     changes.push_back({c.name, static_cast<int8_t>(AlterConfigOp::set), c.value});
-  if (auto e = check_changes(changes, /*incremental=*/false); !e.ok()) return e;
+  if (auto e = check_changes(changes, /*incremental=*/false); !e.ok()) co_return e;
   switch (static_cast<ConfigResourceType>(r.resource_type)) {
     case ConfigResourceType::broker: {
       DynamicConfigs configs;
-      if (auto e = alter_broker_configs(r.resource_name, b.node_id(), changes, {}, configs); !e.ok()) return e;
-      if (validate_only) return {};
-      return b.set_dynamic_configs(broker_resource_layer(r.resource_name), std::move(configs));
+      if (auto e = alter_broker_configs(r.resource_name, b.node_id(), changes, {}, configs); !e.ok()) co_return e;
+      if (validate_only) co_return TopicError{};
+      co_return co_await b.set_dynamic_configs(broker_resource_layer(r.resource_name), std::move(configs));
     }
     case ConfigResourceType::topic: {
       TopicOverrides overrides;
       for (const auto& c : r.configs) overrides[c.name] = *c.value;
-      if (auto e = check_topic_overrides(b.topics(), r.resource_name, overrides); !e.ok()) return e;
-      if (validate_only) return {};
-      return b.topic_frontend().set_overrides(r.resource_name, std::move(overrides));
+      if (auto e = check_topic_overrides(b.topics(), r.resource_name, overrides); !e.ok()) co_return e;
+      if (validate_only) co_return TopicError{};
+      co_return co_await b.topic_frontend().set_overrides(r.resource_name, std::move(overrides));
     }
     case ConfigResourceType::group:
     case ConfigResourceType::client_metrics:
-      return {ErrorCode::invalid_request, std::string("Unsupported resource type: ") + resource_type_name(r.resource_type)};
-    default: return {ErrorCode::invalid_request, "Unknown resource type " + std::to_string(r.resource_type)};
+      co_return TopicError{ErrorCode::invalid_request, std::string("Unsupported resource type: ") + resource_type_name(r.resource_type)};
+    default: co_return TopicError{ErrorCode::invalid_request, "Unknown resource type " + std::to_string(r.resource_type)};
   }
 }
 
@@ -52,8 +52,9 @@ TopicError alter_one(Broker& b, const Resource_& r, bool validate_only) {
 
 template <>
 awaitable<p::AlterConfigsResponse> handle<p::AlterConfigsApi>(RequestContext& ctx, p::AlterConfigsRequest& req) {
-  co_return answer_each_resource<p::AlterConfigsResponse>(
-      req.resources, [&](const auto& r) { return alter_one(ctx.broker, r, req.validate_only); });
+  // Built before the co_await: GCC 12 miscompiles a capturing lambda inside one.
+  auto one = [&](const auto& r) { return alter_one(ctx.broker, r, req.validate_only); };
+  co_return co_await answer_each_resource<p::AlterConfigsResponse>(req.resources, one);
 }
 
 }  // namespace runnel::broker

@@ -79,30 +79,30 @@ TopicError alter_loggers(const Resource_& r, int32_t node_id, bool validate_only
   return {};
 }
 
-TopicError alter_one(Broker& b, const Resource_& r, bool validate_only) {
+awaitable<TopicError> alter_one(Broker& b, const Resource_& r, bool validate_only) {
   auto changes = changes_of(r);
-  if (auto e = check_changes(changes, /*incremental=*/true); !e.ok()) return e;
+  if (auto e = check_changes(changes, /*incremental=*/true); !e.ok()) co_return e;
   switch (static_cast<ConfigResourceType>(r.resource_type)) {
-    case ConfigResourceType::broker_logger: return alter_loggers(r, b.node_id(), validate_only);
+    case ConfigResourceType::broker_logger: co_return alter_loggers(r, b.node_id(), validate_only);
     case ConfigResourceType::broker: {
       const ConfigLayer layer = broker_resource_layer(r.resource_name);
       DynamicConfigs configs;
       if (auto e = alter_broker_configs(r.resource_name, b.node_id(), changes, b.config().dynamic_configs(layer), configs);
           !e.ok())
-        return e;
-      if (validate_only) return {};
-      return b.set_dynamic_configs(layer, std::move(configs));
+        co_return e;
+      if (validate_only) co_return TopicError{};
+      co_return co_await b.set_dynamic_configs(layer, std::move(configs));
     }
     case ConfigResourceType::topic: {
       TopicOverrides overrides;
-      if (auto e = incremental_topic_overrides(b.topics(), r.resource_name, changes, overrides); !e.ok()) return e;
-      if (validate_only) return {};
-      return b.topic_frontend().set_overrides(r.resource_name, std::move(overrides));
+      if (auto e = incremental_topic_overrides(b.topics(), r.resource_name, changes, overrides); !e.ok()) co_return e;
+      if (validate_only) co_return TopicError{};
+      co_return co_await b.topic_frontend().set_overrides(r.resource_name, std::move(overrides));
     }
     case ConfigResourceType::group:
     case ConfigResourceType::client_metrics:
-      return {ErrorCode::invalid_request, std::string("Unsupported resource type: ") + resource_type_name(r.resource_type)};
-    default: return {ErrorCode::invalid_request, "Unknown resource type " + std::to_string(r.resource_type)};
+      co_return TopicError{ErrorCode::invalid_request, std::string("Unsupported resource type: ") + resource_type_name(r.resource_type)};
+    default: co_return TopicError{ErrorCode::invalid_request, "Unknown resource type " + std::to_string(r.resource_type)};
   }
 }
 
@@ -110,8 +110,9 @@ TopicError alter_one(Broker& b, const Resource_& r, bool validate_only) {
 
 template <>
 awaitable<p::IncrementalAlterConfigsResponse> handle<p::IncrementalAlterConfigsApi>(RequestContext& ctx, p::IncrementalAlterConfigsRequest& req) {
-  co_return answer_each_resource<p::IncrementalAlterConfigsResponse>(
-      req.resources, [&](const auto& r) { return alter_one(ctx.broker, r, req.validate_only); });
+  // Built before the co_await: GCC 12 miscompiles a capturing lambda inside one.
+  auto one = [&](const auto& r) { return alter_one(ctx.broker, r, req.validate_only); };
+  co_return co_await answer_each_resource<p::IncrementalAlterConfigsResponse>(req.resources, one);
 }
 
 }  // namespace runnel::broker

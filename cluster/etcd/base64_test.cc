@@ -1,0 +1,20 @@
+#include "cluster/etcd/base64.h"
+
+#include <catch2/catch.hpp>
+
+using namespace runnel::cluster::etcd;
+
+TEST_CASE("base64 as etcd's gateway writes it (RFC 4648, padded)", "[etcd][base64]") {
+  // RFC 4648's test vectors, and what etcd answered for "foo" and "bar".
+  const std::pair<const char*, const char*> vectors[] = {
+      {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="},
+      {"foobar", "Zm9vYmFy"}, {"bar", "YmFy"}};
+  for (auto [plain, coded] : vectors) {
+    REQUIRE(base64_encode(plain) == coded);
+    REQUIRE(base64_decode(coded) == std::string(plain));
+  }
+  const std::string binary("\x00\xff\x10/runnel", 10);
+  REQUIRE(base64_decode(base64_encode(binary)) == binary);
+  REQUIRE_FALSE(base64_decode("Zm9"));     // not a multiple of 4
+  REQUIRE_FALSE(base64_decode("Zm9v!A=="));  // not the alphabet
+}

@@ -1,0 +1,42 @@
+// Every key of the cluster's metadata, one comment each. Keys are relative
+// to the cluster: the etcd store prefixes them with root(cluster id); the
+// local store keeps the same keys in today's files in the first log dir
+// (local_metadata_store.h says which key lives in which file). Values are
+// JSON text unless said otherwise.
+#pragma once
+
+#include <string>
+
+#include "base/ids.h"
+
+namespace runnel::cluster::keys {
+
+// The etcd prefix of one cluster's keys, so clusters can share an etcd.
+inline std::string root(const std::string& cluster_id) { return "/runnel/" + cluster_id + "/"; }
+
+// One topic: {"name","id" (base64 topic id),"partitions" (count),"configs" (overrides)}.
+// Local: one element of runnel-topics.json's "topics".
+inline constexpr const char* kTopicsPrefix = "topics/";
+inline std::string topic(const std::string& name) { return kTopicsPrefix + name; }
+
+// One broker's dynamic configs (AlterConfigs on BROKER "<id>"): {name: value}.
+// Local: runnel-broker-configs.json's "broker" member.
+inline constexpr const char* kBrokerConfigsPrefix = "configs/broker/";
+inline std::string broker_config(NodeId id) { return kBrokerConfigsPrefix + std::to_string(id.value()); }
+// The cluster-wide default (BROKER ""), under Kafka's ZooKeeper name
+// /config/brokers/<default>. Local: runnel-broker-configs.json's "cluster_default".
+inline std::string cluster_default_config() { return std::string(kBrokerConfigsPrefix) + "<default>"; }
+
+// The end (exclusive) of the last producer-id block claimed, as decimal
+// text; claimed by compare-and-swap (producer_id_allocator.h).
+// Local: runnel-producer-ids.
+inline constexpr const char* kProducerIds = "producer_ids";
+
+// A live broker's registration, bound to its lease (issue 13; not written yet).
+inline constexpr const char* kBrokersPrefix = "brokers/";
+inline std::string broker(NodeId id) { return kBrokersPrefix + std::to_string(id.value()); }
+
+// The elected controller's node id, bound to its lease (issue 13; not written yet).
+inline constexpr const char* kController = "controller";
+
+}  // namespace runnel::cluster::keys
