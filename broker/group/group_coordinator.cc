@@ -15,16 +15,29 @@ void GroupCoordinator::replay(int32_t partition, ByteView key, std::optional<Byt
   else if (auto* gk = std::get_if<GroupMetadataKey>(&k)) groups_.replay(*gk, value);
 }
 
-ErrorCode GroupCoordinator::delete_group(const std::string& group_id) {
-  if (is_loading(partition_for(group_id))) return ErrorCode::coordinator_load_in_progress;
+void GroupCoordinator::delete_group(const std::string& group_id, std::function<void(ErrorCode)> done) {
+  if (is_loading(partition_for(group_id))) return done(ErrorCode::coordinator_load_in_progress);
   Group* g = groups_.find_mutable(group_id);
-  if (!g || g->state == GroupState::dead) return ErrorCode::group_id_not_found;
-  if (g->state != GroupState::empty) return ErrorCode::non_empty_group;
+  if (!g || g->state == GroupState::dead) return done(ErrorCode::group_id_not_found);
+  if (g->state != GroupState::empty) return done(ErrorCode::non_empty_group);
   std::vector<OffsetsRecord> records = OffsetMetadataManager::delete_all_offsets(*g);
   records.push_back(GroupMetadataManager::group_tombstone(*g));
-  if (store_.append(g->partition, records)) return ErrorCode::coordinator_not_available;
-  groups_.remove_group(*g);
-  return ErrorCode::none;
+  auto tombstoned = g->offsets;
+  store_.append(g->partition, std::move(records),
+                [this, group_id, tombstoned = std::move(tombstoned), done = std::move(done)](std::error_code ec) {
+                  if (ec) return done(ErrorCode::coordinator_not_available);
+                  if (Group* g = groups_.find_mutable(group_id)) {
+                    // What was committed or joined while the tombstones were
+                    // in flight was written after them, and stays.
+                    for (auto& [tp, c] : tombstoned)
+                      if (auto it = g->offsets.find(tp);
+                          it != g->offsets.end() && it->second.commit_timestamp == c.commit_timestamp)
+                        g->offsets.erase(it);
+                    if (g->state == GroupState::empty && g->members.empty() && g->offsets.empty())
+                      groups_.remove_group(*g);
+                  }
+                  done(ErrorCode::none);
+                });
 }
 
 }  // namespace runnel::broker::group

@@ -55,20 +55,24 @@ class GroupCoordinator {
     return groups_.leave(group_id, members);
   }
 
-  void commit_offsets(OffsetCommitRequest& req) { offsets_.commit_offsets(req); }
+  void commit_offsets(OffsetCommitRequest req, OffsetMetadataManager::CommitDone done) {
+    offsets_.commit_offsets(std::move(req), std::move(done));
+  }
   ErrorCode fetch_offsets(const std::string& group_id, const std::optional<std::vector<TopicPartition>>& wanted,
                           std::vector<FetchedOffset>& out) const {
     return offsets_.fetch_offsets(group_id, wanted, out);
   }
-  ErrorCode delete_offsets(const std::string& group_id, const std::vector<TopicPartition>& partitions,
-                           std::vector<ErrorCode>& errors) {
-    return offsets_.delete_offsets(group_id, partitions, errors);
+  void delete_offsets(const std::string& group_id, const std::vector<TopicPartition>& partitions,
+                      OffsetMetadataManager::DeleteDone done) {
+    offsets_.delete_offsets(group_id, partitions, std::move(done));
   }
   void expire_offsets() { offsets_.expire_offsets(); }
 
   ErrorCode list_groups(std::vector<GroupListing>& out) const { return groups_.list_groups(out); }
   GroupDescription describe(const std::string& group_id) const { return groups_.describe(group_id); }
-  ErrorCode delete_group(const std::string& group_id);
+  // DeleteGroups for one group: `done` gets its answer once the tombstones
+  // are stored (the group is gone from then on).
+  void delete_group(const std::string& group_id, std::function<void(ErrorCode)> done);
 
   // For tests and DescribeGroups.
   const Group* find(const std::string& group_id) const { return groups_.find(group_id); }

@@ -11,13 +11,22 @@ using runnel::protocol::ErrorCode;
 
 namespace {
 
+// Appends complete at once, or (`defer`) only when the test says so, as
+// they will when a write completes on the high watermark.
 struct MemoryStore : OffsetsStore {
   std::vector<std::pair<int32_t, OffsetsRecord>> records;
   bool fail = false;
-  std::error_code append(int32_t partition, const std::vector<OffsetsRecord>& rs) override {
-    if (fail) return std::make_error_code(std::errc::io_error);
+  bool defer = false;
+  std::vector<AppendDone> pending;
+  void append(int32_t partition, std::vector<OffsetsRecord> rs, AppendDone done) override {
+    if (fail) return done(std::make_error_code(std::errc::io_error));
     for (auto& r : rs) records.emplace_back(partition, r);
-    return {};
+    if (defer) pending.push_back(std::move(done));
+    else done({});
+  }
+  void complete_pending(std::error_code ec = {}) {
+    auto now = std::exchange(pending, {});
+    for (auto& done : now) done(ec);
   }
 };
 
@@ -144,8 +153,30 @@ struct Fixture {
     r.group_instance_id = std::move(instance);
     r.unknown_group_not_found = v9;
     r.entries.push_back({"t", 0, offset, -1, std::string("m"), ErrorCode::none});
-    gc->commit_offsets(r);
-    return r.entries[0].error;
+    auto answer = commit_async(std::move(r));
+    REQUIRE(answer->has_value());
+    return (*answer)->entries[0].error;
+  }
+  std::shared_ptr<std::optional<OffsetCommitRequest>> commit_async(OffsetCommitRequest r) {
+    auto slot = std::make_shared<std::optional<OffsetCommitRequest>>();
+    gc->commit_offsets(std::move(r), [slot](OffsetCommitRequest done) { *slot = std::move(done); });
+    return slot;
+  }
+  ErrorCode delete_group(const std::string& id) {
+    std::optional<ErrorCode> answer;
+    gc->delete_group(id, [&answer](ErrorCode e) { answer = e; });
+    REQUIRE(answer.has_value());
+    return *answer;
+  }
+  ErrorCode delete_offsets(const std::string& id, const std::vector<TopicPartition>& tps,
+                           std::vector<ErrorCode>& errors) {
+    std::optional<ErrorCode> answer;
+    gc->delete_offsets(id, tps, [&](ErrorCode e, std::vector<ErrorCode> es) {
+      answer = e;
+      errors = std::move(es);
+    });
+    REQUIRE(answer.has_value());
+    return *answer;
   }
 };
 
@@ -332,18 +363,18 @@ TEST_CASE("COORDINATOR_LOAD_IN_PROGRESS while the partition loads") {
   CHECK(f.commit("", -1) == ErrorCode::coordinator_load_in_progress);
   std::vector<FetchedOffset> out;
   CHECK(f.gc->fetch_offsets("g", std::nullopt, out) == ErrorCode::coordinator_load_in_progress);
-  CHECK(f.gc->delete_group("g") == ErrorCode::coordinator_load_in_progress);
+  CHECK(f.delete_group("g") == ErrorCode::coordinator_load_in_progress);
   f.gc->end_loading(p);
   CHECK((*f.join(f.join_request("")))->error == ErrorCode::member_id_required);
 }
 
 TEST_CASE("DeleteGroups: GROUP_ID_NOT_FOUND and NON_EMPTY_GROUP") {
   Fixture f;
-  CHECK(f.gc->delete_group("g") == ErrorCode::group_id_not_found);
+  CHECK(f.delete_group("g") == ErrorCode::group_id_not_found);
   std::string a = f.stable_single_member();
-  CHECK(f.gc->delete_group("g") == ErrorCode::non_empty_group);
+  CHECK(f.delete_group("g") == ErrorCode::non_empty_group);
   f.gc->leave("g", {{a, std::nullopt}});
-  CHECK(f.gc->delete_group("g") == ErrorCode::none);
+  CHECK(f.delete_group("g") == ErrorCode::none);
   CHECK(f.gc->find("g") == nullptr);
   // The group's tombstone is the last record written.
   CHECK(!f.store.records.back().second.value.has_value());
@@ -407,8 +438,8 @@ TEST_CASE("OffsetDelete refuses topics the group consumes") {
   Fixture f;
   CHECK(f.commit("", -1) == ErrorCode::none);
   std::vector<ErrorCode> errors;
-  CHECK(f.gc->delete_offsets("nope", {{"t", 0}}, errors) == ErrorCode::group_id_not_found);
-  CHECK(f.gc->delete_offsets("g", {{"t", 0}}, errors) == ErrorCode::none);
+  CHECK(f.delete_offsets("nope", {{"t", 0}}, errors) == ErrorCode::group_id_not_found);
+  CHECK(f.delete_offsets("g", {{"t", 0}}, errors) == ErrorCode::none);
   CHECK(errors.at(0) == ErrorCode::none);
   std::vector<FetchedOffset> out;
   f.gc->fetch_offsets("g", std::vector<TopicPartition>{{"t", 0}}, out);
@@ -652,6 +683,98 @@ TEST_CASE("a pending member that never comes back expires with its session; a de
 
   std::string a = f.stable_single_member();
   f.gc->leave("g", {{a, std::nullopt}});
-  REQUIRE(f.gc->delete_group("g") == ErrorCode::none);
+  REQUIRE(f.delete_group("g") == ErrorCode::none);
   CHECK(f.timer.tasks.empty());
+}
+
+namespace {
+
+// A standalone consumer's commit (generation -1) of offset `offset` on t-0.
+OffsetCommitRequest standalone_commit(int64_t offset) {
+  OffsetCommitRequest r;
+  r.group_id = "g";
+  r.generation = -1;
+  r.entries.push_back({"t", 0, offset, -1, std::string("m"), ErrorCode::none});
+  return r;
+}
+
+}  // namespace
+
+// The store completes a write when the records are durable (with
+// replication: when the high watermark passes them), not when append()
+// returns. Nothing the write carries may take effect before that.
+TEST_CASE("committed offsets take effect, and the commit is answered, only once the append completes") {
+  Fixture f;
+  f.store.defer = true;
+  auto answer = f.commit_async(standalone_commit(42));
+  CHECK_FALSE(answer->has_value());
+  std::vector<FetchedOffset> out;
+  f.gc->fetch_offsets("g", std::vector<TopicPartition>{{"t", 0}}, out);
+  CHECK(out.at(0).offset == -1);
+  f.store.complete_pending();
+  REQUIRE(answer->has_value());
+  CHECK((*answer)->entries[0].error == ErrorCode::none);
+  out.clear();
+  f.gc->fetch_offsets("g", std::vector<TopicPartition>{{"t", 0}}, out);
+  CHECK(out.at(0).offset == 42);
+}
+
+TEST_CASE("a commit whose append fails is answered COORDINATOR_NOT_AVAILABLE and not applied") {
+  Fixture f;
+  f.store.defer = true;
+  auto answer = f.commit_async(standalone_commit(42));
+  f.store.complete_pending(std::make_error_code(std::errc::io_error));
+  REQUIRE(answer->has_value());
+  CHECK((*answer)->entries[0].error == ErrorCode::coordinator_not_available);
+  std::vector<FetchedOffset> out;
+  f.gc->fetch_offsets("g", std::vector<TopicPartition>{{"t", 0}}, out);
+  CHECK(out.at(0).offset == -1);
+}
+
+TEST_CASE("the leader's SyncGroup is answered once the assignment is stored") {
+  Fixture f;
+  std::string id = f.join_member();
+  auto j = f.join(f.join_request(id));
+  f.advance(1);
+  REQUIRE(j->has_value());
+  f.store.defer = true;
+  auto s = f.sync(id, 1, {{id, {9}}});
+  CHECK_FALSE(s->has_value());
+  CHECK(f.gc->find("g")->state == GroupState::completing_rebalance);
+  f.store.complete_pending();
+  REQUIRE(s->has_value());
+  CHECK((*s)->error == ErrorCode::none);
+  CHECK((*s)->assignment == Bytes{9});
+  CHECK(f.gc->find("g")->state == GroupState::stable);
+}
+
+TEST_CASE("an assignment stored after the group moved on to another rebalance is not applied") {
+  Fixture f;
+  std::string a = f.join_member();
+  auto ja = f.join(f.join_request(a));
+  f.advance(1);
+  REQUIRE(ja->has_value());
+  f.store.defer = true;
+  auto s = f.sync(a, 1, {{a, {9}}});
+  // A second member arrives before the store completes: a new rebalance
+  // answers the waiting SyncGroup with REBALANCE_IN_PROGRESS.
+  std::string b = f.join_member();
+  auto jb = f.join(f.join_request(b));
+  REQUIRE(s->has_value());
+  CHECK((*s)->error == ErrorCode::rebalance_in_progress);
+  f.store.complete_pending();
+  CHECK(f.gc->find("g")->state == GroupState::preparing_rebalance);
+}
+
+TEST_CASE("DeleteGroups answers once the tombstones are stored; the group is gone from then on") {
+  Fixture f;
+  CHECK(f.commit("", -1) == ErrorCode::none);
+  f.store.defer = true;
+  std::optional<ErrorCode> answer;
+  f.gc->delete_group("g", [&answer](ErrorCode e) { answer = e; });
+  CHECK_FALSE(answer.has_value());
+  CHECK(f.gc->find("g") != nullptr);
+  f.store.complete_pending();
+  REQUIRE(answer == ErrorCode::none);
+  CHECK(f.gc->find("g") == nullptr);
 }

@@ -247,12 +247,15 @@ void GroupMetadataManager::join_static_member(Group& g, JoinRequest& req, JoinCa
       // No rebalance when the group would pick the same protocol: persist the
       // new member id and give the member the current generation.
       if (g.protocol_name && g.select_protocol() == *g.protocol_name) {
-        bool leader = g.is_leader(new_id);
+        const bool skip = g.is_leader(new_id) && req.supports_skip_assignment;
         JoinCallback cb = std::exchange(placed.awaiting_join, {});
         schedule_heartbeat(g, placed);
-        if (auto ec = store_group(g)) return cb(join_error(new_id, ErrorCode::unknown_server_error));
-        return cb(current_join_result(g, placed, leader && req.supports_skip_assignment,
-                                      leader && req.supports_skip_assignment));
+        return store_group(g, [this, group_id = g.id, new_id, skip, cb = std::move(cb)](std::error_code ec) {
+          if (ec) return cb(join_error(new_id, ErrorCode::unknown_server_error));
+          const Group* now = find(group_id);
+          if (!now || !now->has(new_id)) return cb(join_error(new_id, ErrorCode::unknown_member_id));
+          cb(current_join_result(*now, now->members.at(new_id), skip, skip));
+        });
       }
       return maybe_prepare_rebalance(g, "static member joined with a change of protocol");
     }
@@ -376,7 +379,7 @@ void GroupMetadataManager::complete_join(Group& g) {
     g.protocol_name.reset();
     g.leader_id.reset();
     transition(g, GroupState::empty);
-    store_group(g);
+    store_group(g, [](std::error_code) {});
     return;
   }
   g.protocol_name = g.select_protocol();
@@ -558,13 +561,20 @@ void GroupMetadataManager::sync(SyncRequest req, SyncCallback done) {
     auto it = given.find(id);
     member.assignment = it == given.end() ? Bytes{} : it->second;
   }
-  if (auto ec = store_group(g)) {
-    reset_and_propagate_assignment_error(g, ErrorCode::coordinator_not_available);
-    maybe_prepare_rebalance(g, "storing the group failed");
-    return;
-  }
-  propagate_assignment(g, ErrorCode::none);
-  transition(g, GroupState::stable);
+  // The assignment is answered once it is stored, and only if the group
+  // is still in this generation's CompletingRebalance by then (Kafka's
+  // doSyncGroup callback): a rebalance meanwhile has answered the members.
+  store_group(g, [this, group_id = g.id, generation = g.generation](std::error_code ec) {
+    Group* g = find_mutable(group_id);
+    if (!g || g->state != GroupState::completing_rebalance || g->generation != generation) return;
+    if (ec) {
+      reset_and_propagate_assignment_error(*g, ErrorCode::coordinator_not_available);
+      maybe_prepare_rebalance(*g, "storing the group failed");
+      return;
+    }
+    propagate_assignment(*g, ErrorCode::none);
+    transition(*g, GroupState::stable);
+  });
 }
 
 void GroupMetadataManager::propagate_assignment(Group& g, ErrorCode error) {
@@ -587,7 +597,7 @@ void GroupMetadataManager::reset_and_propagate_assignment_error(Group& g, ErrorC
   propagate_assignment(g, error);
 }
 
-std::error_code GroupMetadataManager::store_group(Group& g) {
+void GroupMetadataManager::store_group(Group& g, AppendDone done) {
   GroupMetadataValue v;
   v.protocol_type = g.protocol_type.value_or("");
   v.generation = g.generation;
@@ -607,7 +617,7 @@ std::error_code GroupMetadataManager::store_group(Group& g) {
     r.assignment = m.assignment;
     v.members.push_back(std::move(r));
   }
-  return store_.append(g.partition, {OffsetsRecord{encode_key(GroupMetadataKey{g.id}), encode_value(v)}});
+  store_.append(g.partition, {OffsetsRecord{encode_key(GroupMetadataKey{g.id}), encode_value(v)}}, std::move(done));
 }
 
 // ---- Heartbeat and LeaveGroup ----

@@ -152,7 +152,8 @@ class GroupMetadataManager {
   void expire_pending_sync(const std::string& group_id);
   JoinResult current_join_result(const Group& g, const Member& m, bool include_members, bool skip_assignment) const;
   void transition(Group& g, GroupState to);
-  std::error_code store_group(Group& g);
+  // Writes the group's metadata record; `done` runs when it is stored.
+  void store_group(Group& g, AppendDone done);
   void drop_group(const std::string& group_id);
 
   const CoordinatorConfig& config_;

@@ -98,10 +98,12 @@ std::function<std::error_code()> sync_log(std::shared_ptr<storage::Log> log) {
   return [log] { return log->sync(); };
 }
 
-awaitable<bool> sync_then_send(Broker& broker, std::shared_ptr<storage::Log> log) {
+// With runnel.acks.all.fsync a coordinator write completes once fsynced,
+// as an acks=all produce does. A plain function: see run_blocking.
+awaitable<std::error_code> sync_appended(Broker& broker, std::shared_ptr<storage::Log> log) {
   std::error_code ec = co_await broker.run_blocking(sync_log(log));
   if (ec) RLOG_ERROR("fsync of %s failed: %s", kOffsetsTopic, ec.message().c_str());
-  co_return !ec;
+  co_return ec;
 }
 
 }  // namespace
@@ -161,10 +163,10 @@ void GroupService::schedule_offsets_expiration() {
   });
 }
 
-std::error_code GroupService::append(int32_t partition, const std::vector<OffsetsRecord>& records) {
-  if (auto ec = ensure_offsets_topic()) return ec;
+void GroupService::append(int32_t partition, std::vector<OffsetsRecord> records, AppendDone done) {
+  if (auto ec = ensure_offsets_topic()) return done(ec);
   auto part = broker_.topics().partition(kOffsetsTopic, partition);
-  if (!part) return std::make_error_code(std::errc::no_such_device);
+  if (!part) return done(std::make_error_code(std::errc::no_such_device));
   std::vector<rec::Record> rs(records.size());
   for (size_t i = 0; i < records.size(); ++i) {
     rs[i].offset_delta = static_cast<int32_t>(i);
@@ -177,17 +179,14 @@ std::error_code GroupService::append(int32_t partition, const std::vector<Offset
   auto info = part->log().append(std::span<uint8_t>(batch.data(), batch.size()), part->leader_epoch());
   if (!info) {
     RLOG_ERROR("append to %s-%d failed: %s", kOffsetsTopic, partition, info.error().message().c_str());
-    return info.error();
+    return done(info.error());
   }
   part->fetch_watchers().check_and_complete();
-  return {};
-}
-
-void GroupService::sync_before_response(RequestContext& ctx, const std::string& group_id) {
-  if (!broker_.config().get_bool("runnel.acks.all.fsync")) return;
-  auto part = broker_.topics().partition(kOffsetsTopic, coordinator_->partition_for(group_id));
-  if (!part) return;
-  ctx.before_send = [b = &broker_, log = part->log_ptr()] { return sync_then_send(*b, log); };
+  if (!broker_.config().get_bool("runnel.acks.all.fsync")) return done({});
+  asio::co_spawn(broker_.io(), sync_appended(broker_, part->log_ptr()),
+                 [done = std::move(done)](std::exception_ptr e, std::error_code ec) {
+                   done(e ? std::make_error_code(std::errc::io_error) : ec);
+                 });
 }
 
 }  // namespace runnel::broker::group

@@ -13,7 +13,6 @@
 #include "broker/asio.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/group/purgatory_timer.h"
-#include "broker/request_context.h"
 
 namespace runnel::broker {
 class Broker;
@@ -39,11 +38,10 @@ class GroupService : public OffsetsStore {
   // Starts loading the partitions and the offset retention checks.
   void start();
 
-  // Appends the records as one batch to the partition's log.
-  std::error_code append(int32_t partition, const std::vector<OffsetsRecord>& records) override;
-  // Makes the response wait for the fsync of the group's partition, as an
-  // acks=all produce does (runnel.acks.all.fsync).
-  void sync_before_response(RequestContext& ctx, const std::string& group_id);
+  // Appends the records as one batch to the partition's log; `done` runs
+  // after the append, or with runnel.acks.all.fsync after its fsync, as an
+  // acks=all produce is acknowledged.
+  void append(int32_t partition, std::vector<OffsetsRecord> records, AppendDone done) override;
 
  private:
   awaitable<void> load_partitions();

@@ -32,21 +32,29 @@ void OffsetMetadataManager::replay(const OffsetCommitKey& key, std::optional<Byt
       CommittedOffset{v->offset, v->leader_epoch, v->metadata, v->commit_timestamp, v->expire_timestamp};
 }
 
-void OffsetMetadataManager::commit_offsets(OffsetCommitRequest& req) {
+void OffsetMetadataManager::commit_offsets(OffsetCommitRequest req, CommitDone done) {
   auto fail_all = [&req](ErrorCode e) {
     for (auto& en : req.entries)
       if (en.error == ErrorCode::none) en.error = e;
   };
-  if (groups_.is_loading(groups_.partition_for(req.group_id))) return fail_all(ErrorCode::coordinator_load_in_progress);
+  if (groups_.is_loading(groups_.partition_for(req.group_id))) {
+    fail_all(ErrorCode::coordinator_load_in_progress);
+    return done(std::move(req));
+  }
   Group* g = groups_.find_mutable(req.group_id);
   if (!g) {
     // Generation -1: a standalone consumer that only stores offsets here.
-    if (req.generation >= 0)
-      return fail_all(req.unknown_group_not_found ? ErrorCode::group_id_not_found : ErrorCode::illegal_generation);
+    if (req.generation >= 0) {
+      fail_all(req.unknown_group_not_found ? ErrorCode::group_id_not_found : ErrorCode::illegal_generation);
+      return done(std::move(req));
+    }
     g = &groups_.get_or_create(req.group_id);
   }
-  if (ErrorCode e = g->validate_offset_commit(req.member_id, req.group_instance_id, req.generation); e != ErrorCode::none)
-    return fail_all(e);
+  if (ErrorCode e = g->validate_offset_commit(req.member_id, req.group_instance_id, req.generation);
+      e != ErrorCode::none) {
+    fail_all(e);
+    return done(std::move(req));
+  }
   // A commit keeps the member's session alive, as a heartbeat would.
   if (g->state == GroupState::stable || g->state == GroupState::preparing_rebalance)
     if (auto m = g->members.find(req.member_id); m != g->members.end()) groups_.schedule_heartbeat(*g, m->second);
@@ -65,13 +73,23 @@ void OffsetMetadataManager::commit_offsets(OffsetCommitRequest& req) {
     records.push_back(offset_record(g->id, tp, &c));
     staged.emplace_back(tp, c);
   }
-  if (records.empty()) return;
-  if (store_.append(g->partition, records)) {
-    for (auto& en : req.entries)
-      if (en.error == ErrorCode::none) en.error = ErrorCode::coordinator_not_available;
-    return;
-  }
-  for (auto& [tp, c] : staged) g->offsets[tp] = c;
+  if (records.empty()) return done(std::move(req));
+  const int32_t partition = g->partition;
+  store_.append(partition, std::move(records),
+                [this, req = std::move(req), staged = std::move(staged), done = std::move(done)](
+                    std::error_code ec) mutable {
+                  // The group may have been unloaded (the coordinator moved)
+                  // or deleted while the append was in flight.
+                  Group* g = ec ? nullptr : groups_.find_mutable(req.group_id);
+                  if (!g) {
+                    ErrorCode e = ec ? ErrorCode::coordinator_not_available : ErrorCode::not_coordinator;
+                    for (auto& en : req.entries)
+                      if (en.error == ErrorCode::none) en.error = e;
+                  } else {
+                    for (auto& [tp, c] : staged) g->offsets[tp] = c;
+                  }
+                  done(std::move(req));
+                });
 }
 
 ErrorCode OffsetMetadataManager::fetch_offsets(const std::string& group_id,
@@ -99,7 +117,7 @@ void OffsetMetadataManager::expire_offsets() {
   for (auto& id : groups_.group_ids()) {
     Group* g = groups_.find_mutable(id);
     if (!g || groups_.is_loading(g->partition) || g->state != GroupState::empty) continue;
-    std::vector<TopicPartition> expired;
+    std::vector<std::pair<TopicPartition, CommittedOffset>> expired;
     for (auto& [tp, c] : g->offsets) {
       bool gone;
       if (c.expire_timestamp) gone = t >= *c.expire_timestamp;
@@ -109,27 +127,33 @@ void OffsetMetadataManager::expire_offsets() {
         int64_t base = g->protocol_type ? g->current_state_timestamp : c.commit_timestamp;
         gone = t - base >= config_.offsets_retention_ms;
       }
-      if (gone) expired.push_back(tp);
+      if (gone) expired.emplace_back(tp, c);
     }
     std::vector<OffsetsRecord> records;
-    for (auto& tp : expired) records.push_back(offset_record(g->id, tp, nullptr));
+    for (auto& [tp, c] : expired) records.push_back(offset_record(g->id, tp, nullptr));
     bool now_dead = g->offsets.size() == expired.size() && g->members.empty();
     if (now_dead) records.push_back(GroupMetadataManager::group_tombstone(*g));
     if (records.empty()) continue;
-    if (store_.append(g->partition, records)) continue;
-    for (auto& tp : expired) g->offsets.erase(tp);
-    if (now_dead) groups_.remove_group(*g);
+    store_.append(g->partition, std::move(records), [this, id, expired = std::move(expired)](std::error_code ec) {
+      Group* g = ec ? nullptr : groups_.find_mutable(id);
+      if (!g) return;
+      // Only what the tombstones cover: an offset committed again while
+      // they were in flight stays.
+      for (auto& [tp, c] : expired)
+        if (auto it = g->offsets.find(tp); it != g->offsets.end() && it->second.commit_timestamp == c.commit_timestamp)
+          g->offsets.erase(it);
+      if (g->offsets.empty() && g->members.empty() && g->state == GroupState::empty) groups_.remove_group(*g);
+    });
   }
 }
 
-ErrorCode OffsetMetadataManager::delete_offsets(const std::string& group_id,
-                                                const std::vector<TopicPartition>& partitions,
-                                                std::vector<ErrorCode>& errors) {
-  errors.assign(partitions.size(), ErrorCode::none);
-  if (groups_.is_loading(groups_.partition_for(group_id))) return ErrorCode::coordinator_load_in_progress;
+void OffsetMetadataManager::delete_offsets(const std::string& group_id, const std::vector<TopicPartition>& partitions,
+                                           DeleteDone done) {
+  std::vector<ErrorCode> errors(partitions.size(), ErrorCode::none);
+  if (groups_.is_loading(groups_.partition_for(group_id))) return done(ErrorCode::coordinator_load_in_progress, {});
   Group* g = groups_.find_mutable(group_id);
-  if (!g || g->state == GroupState::dead) return ErrorCode::group_id_not_found;
-  if (g->state != GroupState::empty && g->protocol_type != "consumer") return ErrorCode::non_empty_group;
+  if (!g || g->state == GroupState::dead) return done(ErrorCode::group_id_not_found, {});
+  if (g->state != GroupState::empty && g->protocol_type != "consumer") return done(ErrorCode::non_empty_group, {});
   std::vector<OffsetsRecord> records;
   std::vector<TopicPartition> removed;
   for (size_t i = 0; i < partitions.size(); ++i) {
@@ -142,11 +166,15 @@ ErrorCode OffsetMetadataManager::delete_offsets(const std::string& group_id,
       removed.push_back(partitions[i]);
     }
   }
-  if (!records.empty()) {
-    if (store_.append(g->partition, records)) return ErrorCode::coordinator_not_available;
-    for (auto& tp : removed) g->offsets.erase(tp);
-  }
-  return ErrorCode::none;
+  if (records.empty()) return done(ErrorCode::none, std::move(errors));
+  store_.append(g->partition, std::move(records),
+                [this, group_id, removed = std::move(removed), errors = std::move(errors),
+                 done = std::move(done)](std::error_code ec) mutable {
+                  if (ec) return done(ErrorCode::coordinator_not_available, {});
+                  if (Group* g = groups_.find_mutable(group_id))
+                    for (auto& tp : removed) g->offsets.erase(tp);
+                  done(ErrorCode::none, std::move(errors));
+                });
 }
 
 std::vector<OffsetsRecord> OffsetMetadataManager::delete_all_offsets(const Group& g) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,15 +51,18 @@ class OffsetMetadataManager {
 
   void replay(const OffsetCommitKey& key, std::optional<ByteView> value);
 
-  // Fills each entry's error; the offsets of the entries left at NONE are stored.
-  void commit_offsets(OffsetCommitRequest& req);
+  // Fills each entry's error; the offsets of the entries left at NONE are
+  // stored, and take effect once their append completes: `done` then gets
+  // the request back with every entry's answer.
+  using CommitDone = std::function<void(OffsetCommitRequest)>;
+  void commit_offsets(OffsetCommitRequest req, CommitDone done);
   // The group's committed offsets: `wanted` selects partitions (nullopt: all).
   // Partitions without a committed offset come back with offset -1.
   ErrorCode fetch_offsets(const std::string& group_id, const std::optional<std::vector<TopicPartition>>& wanted,
                           std::vector<FetchedOffset>& out) const;
-  // OffsetDelete: the top-level error, and per partition errors in `errors`.
-  ErrorCode delete_offsets(const std::string& group_id, const std::vector<TopicPartition>& partitions,
-                           std::vector<ErrorCode>& errors);
+  // OffsetDelete: `done` gets the top-level error and one error per partition.
+  using DeleteDone = std::function<void(ErrorCode, std::vector<ErrorCode>)>;
+  void delete_offsets(const std::string& group_id, const std::vector<TopicPartition>& partitions, DeleteDone done);
   // Removes expired offsets (offsets.retention.minutes) and groups left with nothing.
   void expire_offsets();
 

@@ -5,6 +5,7 @@
 // v2-4 carry RetentionTimeMs (an explicit expiry), v6+ the leader epoch,
 // v7+ group.instance.id, v8+ flexible, v10 topics by id.
 #include "broker/broker.h"
+#include "broker/group/completion.h"
 #include "broker/group/group_service.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_codes.h"
@@ -39,11 +40,14 @@ awaitable<p::OffsetCommitResponse> handle<p::OffsetCommitApi>(RequestContext& ct
       cr.entries.push_back(std::move(e));
     }
   }
-  b.groups().coordinator().commit_offsets(cr);
+  // Answered once the offsets are stored (and, with
+  // runnel.acks.all.fsync, fsynced), as an acks=all produce is.
+  auto c = std::make_shared<group::Completion<group::OffsetCommitRequest>>(b.io().get_executor());
+  b.groups().coordinator().commit_offsets(std::move(cr), group::completer(c));
+  cr = co_await group::wait_for(c);
 
   p::OffsetCommitResponse resp;
   size_t i = 0;
-  bool stored = false;
   for (auto& t : req.topics) {
     auto& out = resp.topics.emplace_back();
     out.name = t.name;
@@ -52,11 +56,9 @@ awaitable<p::OffsetCommitResponse> handle<p::OffsetCommitApi>(RequestContext& ct
       auto& op = out.partitions.emplace_back();
       op.partition_index = part.partition_index;
       op.error_code = p::code(cr.entries[i].error);
-      stored = stored || cr.entries[i].error == p::ErrorCode::none;
       ++i;
     }
   }
-  if (stored) b.groups().sync_before_response(ctx, req.group_id);
   co_return resp;
 }
 

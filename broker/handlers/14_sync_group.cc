@@ -23,10 +23,8 @@ awaitable<p::SyncGroupResponse> handle<p::SyncGroupApi>(RequestContext& ctx, p::
 
   auto& groups = ctx.broker.groups();
   auto c = std::make_shared<group::Completion<group::SyncResult>>(ctx.broker.io().get_executor());
-  const bool leader_may_store = !req.assignments.empty();
   groups.coordinator().sync(std::move(sr), group::completer(c));
   group::SyncResult r = co_await group::wait_for(c);
-  if (leader_may_store && r.error == p::ErrorCode::none) groups.sync_before_response(ctx, req.group_id);
 
   p::SyncGroupResponse resp;
   resp.error_code = p::code(r.error);

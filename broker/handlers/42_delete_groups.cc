@@ -2,6 +2,7 @@
 // in __consumer_offsets). A group with members answers NON_EMPTY_GROUP, an
 // unknown one GROUP_ID_NOT_FOUND.
 #include "broker/broker.h"
+#include "broker/group/completion.h"
 #include "broker/group/group_service.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_codes.h"
@@ -11,17 +12,13 @@ namespace runnel::broker {
 template <>
 awaitable<p::DeleteGroupsResponse> handle<p::DeleteGroupsApi>(RequestContext& ctx, p::DeleteGroupsRequest& req) {
   p::DeleteGroupsResponse resp;
-  std::string synced;
   for (const auto& id : req.groups_names) {
     auto& out = resp.results.emplace_back();
     out.group_id = id;
-    p::ErrorCode e = ctx.broker.groups().coordinator().delete_group(id);
-    out.error_code = p::code(e);
-    if (e == p::ErrorCode::none && synced.empty()) synced = id;
+    auto c = std::make_shared<group::Completion<p::ErrorCode>>(ctx.broker.io().get_executor());
+    ctx.broker.groups().coordinator().delete_group(id, group::completer(c));
+    out.error_code = p::code(co_await group::wait_for(c));
   }
-  // One partition's fsync covers the common case of one group; the rest
-  // reach the page cache (and the disk at the next flush).
-  if (!synced.empty()) ctx.broker.groups().sync_before_response(ctx, synced);
   co_return resp;
 }
 

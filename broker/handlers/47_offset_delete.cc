@@ -3,6 +3,7 @@
 // topics none of their members subscribes to (GROUP_SUBSCRIBED_TO_TOPIC
 // otherwise); unknown groups answer GROUP_ID_NOT_FOUND.
 #include "broker/broker.h"
+#include "broker/group/completion.h"
 #include "broker/group/group_service.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_codes.h"
@@ -20,8 +21,13 @@ awaitable<p::OffsetDeleteResponse> handle<p::OffsetDeleteApi>(RequestContext& ct
       known.push_back(exists ? p::ErrorCode::none : p::ErrorCode::unknown_topic_or_partition);
       if (exists) partitions.push_back({t.name, part.partition_index});
     }
-  std::vector<p::ErrorCode> errors;
-  p::ErrorCode top = b.groups().coordinator().delete_offsets(req.group_id, partitions, errors);
+  using Answer = std::pair<p::ErrorCode, std::vector<p::ErrorCode>>;
+  auto c = std::make_shared<group::Completion<Answer>>(b.io().get_executor());
+  b.groups().coordinator().delete_offsets(req.group_id, partitions, [done = group::completer(c)](
+                                                                        p::ErrorCode e, std::vector<p::ErrorCode> es) {
+    done({e, std::move(es)});
+  });
+  auto [top, errors] = co_await group::wait_for(c);
   p::OffsetDeleteResponse resp;
   resp.error_code = p::code(top);
   if (top != p::ErrorCode::none) co_return resp;
@@ -36,7 +42,6 @@ awaitable<p::OffsetDeleteResponse> handle<p::OffsetDeleteApi>(RequestContext& ct
       ++i;
     }
   }
-  b.groups().sync_before_response(ctx, req.group_id);
   co_return resp;
 }
 
