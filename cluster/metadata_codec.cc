@@ -87,7 +87,8 @@ std::string encode_broker(const BrokerRegistration& b) {
   for (const auto& e : b.endpoints)
     endpoints.push_back(json::object{
         {"listener", e.listener}, {"security_protocol", e.security_protocol}, {"host", e.host}, {"port", e.port}});
-  json::object o{{"id", b.id.value()}, {"epoch", b.epoch}, {"endpoints", endpoints}, {"fenced", b.fenced}};
+  // No epoch: it is the key's create revision, known only once written.
+  json::object o{{"id", b.id.value()}, {"endpoints", endpoints}, {"fenced", b.fenced}};
   if (b.rack) o["rack"] = *b.rack;
   return json::serialize(o);
 }
@@ -96,7 +97,6 @@ Decoded<BrokerRegistration> decode_broker(const std::string& text) {
   return parse<BrokerRegistration>(text, [](const json::object& o) -> Decoded<BrokerRegistration> {
     BrokerRegistration b;
     b.id = NodeId(static_cast<int32_t>(o.at("id").as_int64()));
-    b.epoch = o.at("epoch").as_int64();
     for (const auto& ev : o.at("endpoints").as_array()) {
       const auto& e = ev.as_object();
       int64_t port = e.at("port").as_int64();

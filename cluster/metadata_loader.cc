@@ -94,7 +94,8 @@ std::optional<TopicImage> MetadataLoader::topic_from_keys(const std::string& nam
       t.partitions.push_back(std::move(none));
       continue;
     }
-    t.partitions.push_back(std::get<PartitionRegistration>(std::move(reg)));
+    auto& registered = t.partitions.emplace_back(std::get<PartitionRegistration>(std::move(reg)));
+    registered.mod_revision = p->second.mod_revision;
   }
   return t;
 }
@@ -120,7 +121,11 @@ ImagePtr MetadataLoader::rebuild(const std::set<std::string>& topics, bool broke
          ++it) {
       auto b = decode_broker(it->second.value);
       if (auto* why = std::get_if<std::string>(&b)) warn_("metadata key " + it->first + " left out: " + *why);
-      else next = next.with_broker(std::get<BrokerRegistration>(std::move(b)));
+      else {
+        auto& broker = std::get<BrokerRegistration>(b);
+        broker.epoch = it->second.create_revision;
+        next = next.with_broker(std::move(broker));
+      }
     }
   }
   if (controller) {

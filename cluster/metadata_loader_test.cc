@@ -59,7 +59,7 @@ struct Fixture {
 TEST_CASE("the codec round-trips every value of the image") {
   auto p = replicated({1, 2, 3}, 2, 7);
   CHECK(std::get<PartitionRegistration>(decode_partition(encode_partition(p))) == p);
-  BrokerRegistration b{NodeId(3), 42, {{"PLAINTEXT", "PLAINTEXT", "127.0.0.1", 9092}}, std::string("r1"), true};
+  BrokerRegistration b{NodeId(3), 0, {{"PLAINTEXT", "PLAINTEXT", "127.0.0.1", 9092}}, std::string("r1"), true};
   CHECK(std::get<BrokerRegistration>(decode_broker(encode_broker(b))) == b);
   CHECK(std::get<NodeId>(decode_controller(encode_controller(NodeId(2)))) == NodeId(2));
   auto t = std::get<TopicRecord>(decode_topic(encode_topic(topic("t", 1, 3))));
@@ -110,6 +110,8 @@ TEST_CASE("a cluster's image: brokers, controller, and partitions from their own
   CHECK(image->controller() == NodeId(2));
   REQUIRE(image->broker(NodeId(2)));
   CHECK(image->broker(NodeId(2))->endpoints[0].port == 9093);
+  CHECK(image->broker(NodeId(2))->epoch == 5);  // the registration's create revision
+  CHECK(image->partition("t", PartitionId(0))->mod_revision == 8);
   CHECK(image->partition("t", PartitionId(1))->leader == NodeId(2));
   CHECK(image->partition("t", PartitionId(0))->leader_epoch == LeaderEpoch(3));
 
