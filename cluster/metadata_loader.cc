@@ -75,6 +75,7 @@ std::optional<TopicImage> MetadataLoader::topic_from_keys(const std::string& nam
   // Kafka's internal topics (Topic.INTERNAL_TOPICS).
   t.internal = name == "__consumer_offsets" || name == "__transaction_state";
   t.configs = std::move(r.configs);
+  t.mod_revision = it->second.mod_revision;
   for (int32_t i = 0; i < r.partitions; ++i) {
     auto p = kvs_.find(keys::partition(name, i));
     if (p == kvs_.end()) {

@@ -1,9 +1,9 @@
 #include "cluster/partition_change.h"
 
 #include <catch2/catch.hpp>
+#include <set>
 
 #include "cluster/testing/node_ids.h"
-#include <set>
 
 using namespace runnel;
 using namespace runnel::cluster;
