@@ -2,16 +2,14 @@
 // (leases in memory); the etcd tests run the same against a real etcd.
 #include "cluster/broker_registry.h"
 
-#include <boost/asio/thread_pool.hpp>
 #include <catch2/catch.hpp>
 
 #include "cluster/controller.h"
 #include "cluster/controller_election.h"
 #include "cluster/metadata_codec.h"
 #include "cluster/etcd/key_layout.h"
-#include "cluster/local_metadata_store.h"
+#include "cluster/testing/local_store.h"
 #include "cluster/testing/run.h"
-#include "storage/test_util.h"
 
 using namespace runnel;
 using namespace runnel::cluster;
@@ -21,21 +19,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct Fixture {
-  storage::testing::TempDir dir;
-  boost::asio::io_context io;
-  boost::asio::thread_pool pool{1};
-  std::unique_ptr<LocalMetadataStore> store;
+struct Fixture : runnel::cluster::testing::LocalStore {
   RegistryOptions options{1000ms, 200ms};
-
-  Fixture() {
-    store = std::make_unique<LocalMetadataStore>(io.get_executor(), pool.get_executor(), dir.path, NodeId(1));
-    REQUIRE_FALSE(store->open());
-  }
-  ~Fixture() {
-    store.reset();
-    pool.join();
-  }
   BrokerRegistration broker(int32_t id) {
     return {NodeId(id), 0, {{"PLAINTEXT", "PLAINTEXT", "127.0.0.1", static_cast<uint16_t>(9000 + id)}}, std::nullopt,
             false};

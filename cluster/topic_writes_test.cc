@@ -2,16 +2,14 @@
 // metadata loader as every broker reads them.
 #include "cluster/topic_writes.h"
 
-#include <boost/asio/thread_pool.hpp>
 #include <catch2/catch.hpp>
 
-#include "cluster/local_metadata_store.h"
 #include "cluster/metadata_loader.h"
 #include "cluster/partition_change.h"
 #include "cluster/replica_placement.h"
 #include "cluster/testing/node_ids.h"
+#include "cluster/testing/local_store.h"
 #include "cluster/testing/run.h"
-#include "storage/test_util.h"
 
 using namespace runnel;
 using namespace runnel::cluster;
@@ -20,20 +18,8 @@ using runnel::cluster::testing::run;
 
 namespace {
 
-struct Fixture {
-  storage::testing::TempDir dir;
-  boost::asio::io_context io;
-  boost::asio::thread_pool pool{1};
-  std::unique_ptr<LocalMetadataStore> store;
+struct Fixture : runnel::cluster::testing::LocalStore {
   MetadataLoader loader{"c", NodeId(1), [](const std::string&) {}};
-  Fixture() {
-    store = std::make_unique<LocalMetadataStore>(io.get_executor(), pool.get_executor(), dir.path, NodeId(1));
-    REQUIRE_FALSE(store->open());
-  }
-  ~Fixture() {
-    store.reset();
-    pool.join();
-  }
   ImagePtr image() { return loader.load(*run(io, store->range(""))); }
 };
 
