@@ -37,7 +37,8 @@ struct BrokerEndpoint {
 struct BrokerRegistration {
   NodeId id;
   // Grows at every registration, so a restarted broker is told apart from
-  // its old self (Kafka's broker epoch, KIP-380; replica fetches carry it).
+  // its old self (Kafka's broker epoch, KIP-380; replica fetches carry it):
+  // the create revision of its registration key.
   int64_t epoch = 0;
   std::vector<BrokerEndpoint> endpoints;
   std::optional<std::string> rack;
@@ -56,6 +57,9 @@ struct PartitionRegistration {
   NodeId leader = kNoNode;
   LeaderEpoch leader_epoch{0};
   int32_t partition_epoch = 0;
+  // The revision of the partition's key in the store, which a write of it
+  // compares against; 0 when the key is absent (a single node's topics).
+  int64_t mod_revision = 0;
   bool operator==(const PartitionRegistration&) const = default;
 
   bool has_leader() const { return leader != kNoNode; }
@@ -69,6 +73,7 @@ struct TopicImage {
   bool internal = false;
   TopicConfigs configs;  // the topic's overrides only; defaults live in the broker config
   std::vector<PartitionRegistration> partitions;
+  int64_t mod_revision = 0;  // the topic key's revision in the store
   bool operator==(const TopicImage&) const = default;
 
   const PartitionRegistration* partition(PartitionId p) const {

@@ -3,16 +3,11 @@
 #include <catch2/catch.hpp>
 #include <map>
 
+#include "cluster/testing/node_ids.h"
+
 using namespace runnel;
 using namespace runnel::cluster;
-
-namespace {
-std::vector<NodeId> ids(std::vector<int32_t> v) {
-  std::vector<NodeId> out;
-  for (auto n : v) out.push_back(NodeId(n));
-  return out;
-}
-}  // namespace
+using runnel::cluster::testing::ids;
 
 TEST_CASE("partition i leads on broker i mod n of the sorted live brokers, further replicas follow in order") {
   Placement p = place_replicas(ids({3, 1, 2}), 0, 4, 3);

@@ -19,6 +19,18 @@ inline std::string root(const std::string& cluster_id) { return "/runnel/" + clu
 inline constexpr const char* kTopicsPrefix = "topics/";
 inline std::string topic(const std::string& name) { return kTopicsPrefix + name; }
 
+// One partition's replicas, ISR, leader and epochs (metadata_codec.h):
+// {"replicas":[ids],"isr":[ids],"leader":id,"leader_epoch":n,"partition_epoch":n}.
+// The controller writes it at creation and at each election; the leader
+// writes its ISR by compare-and-swap on this key (Kafka's AlterPartition).
+// Absent for a single node's topics: there every partition has one
+// replica, this node, which leads at epoch 0.
+inline constexpr const char* kPartitionsPrefix = "partitions/";
+inline std::string partitions_of(const std::string& topic) { return kPartitionsPrefix + topic + "/"; }
+inline std::string partition(const std::string& topic, int32_t index) {
+  return partitions_of(topic) + std::to_string(index);
+}
+
 // One broker's dynamic configs (AlterConfigs on BROKER "<id>"): {name: value}.
 // Local: runnel-broker-configs.json's "broker" member.
 inline constexpr const char* kBrokerConfigsPrefix = "configs/broker/";

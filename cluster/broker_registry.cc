@@ -1,0 +1,107 @@
+#include "cluster/broker_registry.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "cluster/etcd/key_layout.h"
+#include "cluster/metadata_codec.h"
+
+namespace runnel::cluster {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+awaitable<void> sleep_for(std::chrono::milliseconds d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  co_await t.async_wait(asio::use_awaitable);
+}
+
+std::chrono::seconds ttl_of(std::chrono::milliseconds session) {
+  // etcd leases are whole seconds; rounding down keeps the lease no longer
+  // than the session Kafka users configured (at least one second).
+  return std::max(std::chrono::seconds(1), std::chrono::duration_cast<std::chrono::seconds>(session));
+}
+
+}  // namespace
+
+BrokerRegistry::BrokerRegistry(MetadataStore& store, BrokerRegistration self, RegistryOptions options)
+    : store_(store), self_(std::move(self)), options_(options) {}
+
+BrokerRegistry::~BrokerRegistry() { *alive_ = false; }
+
+awaitable<Result<bool>> BrokerRegistry::try_register() {
+  auto lease = co_await store_.grant_lease(ttl_of(options_.session_timeout));
+  if (!lease) co_return lease.error();
+  Txn txn;
+  const std::string key = keys::broker(self_.id);
+  txn.compares.push_back({key, kAbsent});
+  txn.ops.push_back(Op::put(key, encode_broker(self_), *lease));
+  auto r = co_await store_.commit(std::move(txn));
+  if (!r || !r->succeeded) {
+    (void)co_await store_.revoke_lease(*lease);
+    if (!r) co_return r.error();
+    co_return false;
+  }
+  lease_ = *lease;
+  epoch_ = r->revision;  // the key's create revision
+  co_return true;
+}
+
+awaitable<std::error_code> BrokerRegistry::start(std::chrono::milliseconds limit, std::function<void()> on_lost,
+                                                 std::function<void(int64_t)> on_registered) {
+  on_lost_ = std::move(on_lost);
+  on_registered_ = std::move(on_registered);
+  const auto deadline = Clock::now() + limit;
+  for (;;) {
+    auto ok = co_await try_register();
+    if (ok && *ok) break;
+    if (Clock::now() + options_.heartbeat_interval > deadline)
+      co_return ok ? std::make_error_code(std::errc::address_in_use) : ok.error();
+    co_await sleep_for(options_.heartbeat_interval);
+  }
+  if (on_registered_) on_registered_(epoch_);
+  asio::co_spawn(store_.get_executor(), heartbeats(alive_), asio::detached);
+  co_return std::error_code{};
+}
+
+awaitable<void> BrokerRegistry::heartbeats(std::shared_ptr<bool> alive) {
+  auto last_renewal = Clock::now();
+  const auto fence_after = options_.session_timeout - options_.heartbeat_interval;
+  while (*alive && lease_ != kNoLease) {
+    co_await sleep_for(options_.heartbeat_interval);
+    if (!*alive || lease_ == kNoLease) co_return;
+    auto renewed = co_await store_.keep_alive(lease_);
+    if (!*alive) co_return;
+    if (renewed) {
+      last_renewal = Clock::now();
+      continue;
+    }
+    if (Clock::now() - last_renewal < fence_after) continue;  // try again next beat
+    // The session may be over: stop leading first, then register anew.
+    lease_ = kNoLease;
+    if (on_lost_) on_lost_();
+    while (*alive) {
+      auto ok = co_await try_register();
+      if (!*alive) co_return;
+      if (ok && *ok) {
+        last_renewal = Clock::now();
+        if (on_registered_) on_registered_(epoch_);
+        break;
+      }
+      co_await sleep_for(options_.heartbeat_interval);
+    }
+  }
+}
+
+awaitable<std::error_code> BrokerRegistry::stop() {
+  *alive_ = false;
+  alive_ = std::make_shared<bool>(true);
+  if (lease_ == kNoLease) co_return std::error_code{};
+  LeaseId lease = std::exchange(lease_, kNoLease);
+  co_return co_await store_.revoke_lease(lease);
+}
+
+}  // namespace runnel::cluster

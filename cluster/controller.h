@@ -1,0 +1,54 @@
+// The controller's work while this broker holds the election (Kafka's
+// QuorumController / ReplicationControlManager, for what etcd does not do
+// itself): every new image is reconciled against the live brokers, and each
+// partition whose leader or ISR must change (partition_change.h: reelect)
+// is rewritten. Each write compares the partition's key (a leader's
+// concurrent ISR change wins, and the next image is reconciled again) and
+// the controller's election key (a deposed controller writes nothing).
+//
+// Images arrive faster than writes complete: at most one reconciliation
+// runs, and it is followed by one more for the newest image that arrived
+// meanwhile.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "cluster/controller_election.h"
+#include "cluster/metadata_image.h"
+#include "cluster/metadata_store.h"
+
+namespace runnel::cluster {
+
+struct ControllerOptions {
+  bool unclean_leader_election = false;  // unclean.leader.election.enable
+  size_t max_ops_per_txn = 64;           // etcd refuses more than --max-txn-ops (128 by default)
+};
+
+class Controller {
+ public:
+  using Log = std::function<void(const std::string&)>;
+  Controller(MetadataStore& store, const ControllerElection& election, ControllerOptions options, Log log);
+  ~Controller();
+
+  // The newest image; acted on only while this broker is the controller.
+  void on_image(ImagePtr image);
+  // Partitions rewritten so far (for tests and metrics).
+  uint64_t elections_written() const { return written_; }
+
+ private:
+  awaitable<void> run(std::shared_ptr<bool> alive);
+  awaitable<void> reconcile(const MetadataImage& image);
+
+  MetadataStore& store_;
+  const ControllerElection& election_;
+  ControllerOptions options_;
+  Log log_;
+  ImagePtr next_;
+  bool running_ = false;
+  uint64_t written_ = 0;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace runnel::cluster
