@@ -85,4 +85,13 @@ Result<std::optional<BatchHeader>> BatchScanner::next() {
   return std::optional<BatchHeader>(h);
 }
 
+std::optional<BatchHeader> frame_batch(ByteView bytes) {
+  auto h = protocol::records::read_batch_header(bytes);
+  if (!h || h->magic != protocol::records::kMagicV2 || h->last_offset_delta < 0 ||
+      h->batch_length < static_cast<int32_t>(protocol::records::kHeaderSize - protocol::records::kLogOverhead) ||
+      h->total_size() > bytes.size())
+    return std::nullopt;
+  return h;
+}
+
 }  // namespace runnel::storage

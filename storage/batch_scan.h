@@ -40,6 +40,11 @@ struct HeaderAt {
 // readable size is `end`. No CRC check.
 Result<HeaderAt> read_header_at(int fd, int64_t position, int64_t end);
 
+// The header of the batch at the front of `bytes` held in memory (an
+// append's), if it frames a whole batch: magic 2, a sane length, a
+// non-negative last offset delta, not running past the end. No CRC check.
+std::optional<BatchHeader> frame_batch(ByteView bytes);
+
 // Sequential, buffered walk over whole batches, checking each one fully.
 class BatchScanner {
  public:

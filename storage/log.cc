@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "storage/batch_scan.h"
+
 namespace runnel::storage {
 
 namespace records = protocol::records;
@@ -28,22 +30,29 @@ size_t Log::floor_segment(int64_t offset) const {
   return it == segments_.begin() ? 0 : static_cast<size_t>(it - segments_.begin()) - 1;
 }
 
+std::error_code Log::check_appendable_locked(size_t bytes) const {
+  if (closed_) return StorageErrc::closed;
+  if (failure_ || dir_offline()) return StorageErrc::log_dir_failed;
+  if (bytes == 0) return StorageErrc::invalid_record;
+  return {};
+}
+
+bool Log::appended_locked() {
+  group_commit_->appended(log_end_offset_);
+  return log_end_offset_ - group_commit_->synced_end() >= config_.flush_messages;
+}
+
 Result<AppendInfo> Log::append(std::span<uint8_t> batches, int32_t leader_epoch) {
   AppendInfo info;
   bool flush_now = false;
   {
     std::lock_guard lock(mu_);
-    if (closed_) return StorageErrc::closed;
-    if (failure_ || dir_offline()) return StorageErrc::log_dir_failed;
-    if (batches.empty()) return StorageErrc::invalid_record;
+    if (auto ec = check_appendable_locked(batches.size())) return ec;
     if (batches.size() > static_cast<size_t>(config_.segment_bytes)) return StorageErrc::record_batch_too_large;
     // Check the framing before touching anything.
     for (size_t at = 0; at < batches.size();) {
-      auto h = records::read_batch_header(ByteView(batches.data() + at, batches.size() - at));
-      if (!h || h->magic != records::kMagicV2 || h->last_offset_delta < 0 ||
-          h->batch_length < static_cast<int32_t>(records::kHeaderSize - records::kLogOverhead) ||
-          h->total_size() > batches.size() - at)
-        return StorageErrc::invalid_record;
+      auto h = frame_batch(ByteView(batches.data() + at, batches.size() - at));
+      if (!h) return StorageErrc::invalid_record;
       at += h->total_size();
     }
     int64_t t = now();
@@ -84,9 +93,8 @@ Result<AppendInfo> Log::append(std::span<uint8_t> batches, int32_t leader_epoch)
     high_watermark_ = log_end_offset_;
     if (leader_epoch >= 0)
       if (auto ec = epochs_.assign(leader_epoch, info.base_offset)) return fail(ec);
-    group_commit_->appended(log_end_offset_);
     info.log_start_offset = log_start_offset_;
-    flush_now = log_end_offset_ - group_commit_->synced_end() >= config_.flush_messages;
+    flush_now = appended_locked();
   }
   if (flush_now)
     if (auto ec = sync()) return ec;

@@ -138,6 +138,15 @@ class Log {
   // and CRC), then writes the bytes as they are.
   Result<AppendInfo> append(std::span<uint8_t> batches, int32_t leader_epoch);
 
+  // Appends batches exactly as a leader stored them (Kafka's
+  // appendAsFollower): offsets, leader epochs, timestamps and CRCs are kept,
+  // so replicas' segment files are byte-identical. The first batch must
+  // start at or after the log end (a compacted leader's offsets may skip),
+  // every later one after its predecessor; each batch's CRC is checked.
+  // The leader epoch cache learns every epoch the batches carry. Defined
+  // in log_follower.cc.
+  Result<AppendInfo> append_as_follower(std::span<const uint8_t> batches);
+
   // Whole batches from the one holding `offset`, up to `max_bytes` (at least
   // the first batch if `min_one_batch`), all below `max_offset` (default:
   // the high watermark). offset_out_of_range outside [log start, log end].
@@ -220,6 +229,11 @@ class Log {
   std::error_code load(const LogOptions& options);
   std::error_code recover_from(size_t first, int64_t now);
   std::error_code roll_locked(int64_t now);
+  // What every append checks first, under the mutex: open, healthy, not empty.
+  std::error_code check_appendable_locked(size_t bytes) const;
+  // After an append reached the log end: the group commit learns it, and
+  // the result says whether flush.messages wants a sync now.
+  bool appended_locked();
   std::error_code take_producer_snapshot_locked();
   std::error_code fail(std::error_code ec);
   // After a failed open: drops every file handle, writing nothing.
