@@ -60,7 +60,6 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
                       config_.get_long("queued.max.request.bytes") > 0
                           ? static_cast<size_t>(config_.get_long("queued.max.request.bytes"))
                           : 0),
-      fetch_purgatory_(io.get_executor()),
       blocking_(static_cast<size_t>(config_.get_int("num.io.threads"))),
       producer_ids_(std::filesystem::path(config_.log_dirs().front()) / "runnel-producer-ids") {
   for (const auto& d : config_.log_dirs()) std::filesystem::create_directories(d);
@@ -68,6 +67,7 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
   logs_ = open_logs(config_, cluster_id_, TopicTable::log_config(config_, {}));
   topics_ = std::make_unique<TopicTable>(config_, *logs_);
   if (auto ec = topics_->load()) throw std::runtime_error("cannot load topics: " + ec.message());
+  replica_manager_ = std::make_unique<replication::ReplicaManager>(io.get_executor(), *topics_, NodeId(node_id_));
   // Kafka's stray logs: partition directories runnel-topics.json does not
   // claim (a creation that failed halfway, a crash mid-delete).
   for (const auto& d : logs_->set_aside_strays()) RLOG_WARN("stray log %s: %s", d.path.c_str(), d.reason.c_str());
@@ -144,7 +144,7 @@ void Broker::begin_shutdown(std::function<void()> done) {
   stopping_ = true;
   for (auto& w : connections_)
     if (auto c = w.lock()) c->stop_reading();
-  fetch_purgatory_.expire_all();  // waiting fetches answer now, so the connections drain
+  replica_manager_->expire_fetches();  // waiting fetches answer now, so the connections drain
   asio::co_spawn(io_, drain_connections(std::move(done)), asio::detached);
 }
 

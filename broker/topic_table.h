@@ -21,7 +21,7 @@
 
 #include "broker/config.h"
 #include "broker/partition_opener.h"
-#include "broker/partition.h"
+#include "replication/partition.h"
 #include "broker/topic_config.h"
 #include "protocol/error_codes.h"
 #include "storage/log_manager.h"
@@ -30,6 +30,7 @@ namespace runnel::broker {
 
 template <typename T>
 using Result = storage::Result<T>;
+using replication::Partition;
 
 struct Topic {
   std::string name;

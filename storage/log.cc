@@ -81,7 +81,6 @@ Result<AppendInfo> Log::append(std::span<uint8_t> batches, int32_t leader_epoch)
     if (auto ec = active().append(ByteView(batches.data(), batches.size()), info.last_offset, max_ts, offset_of_max_ts))
       return fail(ec);
     log_end_offset_ = offset;
-    high_watermark_ = log_end_offset_;
     if (leader_epoch >= 0)
       if (auto ec = epochs_.assign(leader_epoch, info.base_offset)) return fail(ec);
     group_commit_->appended(log_end_offset_);
@@ -273,6 +272,14 @@ int64_t Log::log_end_offset() const {
   std::lock_guard lock(mu_);
   return log_end_offset_;
 }
+bool Log::maybe_increment_high_watermark(int64_t offset) {
+  std::lock_guard lock(mu_);
+  offset = std::min(offset, log_end_offset_);
+  if (offset <= high_watermark_) return false;
+  high_watermark_ = offset;
+  return true;
+}
+
 int64_t Log::high_watermark() const {
   std::lock_guard lock(mu_);
   return high_watermark_;

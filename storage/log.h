@@ -7,8 +7,11 @@
 //                   partition.metadata                   topic id (partition_metadata.h)
 //                   <offset>.snapshot                    producer state (producer_snapshot.h)
 //
-// Offsets: log start offset <= high watermark <= log end offset. The high
-// watermark equals the log end offset while there is one replica. The
+// Offsets: log start offset <= high watermark <= log end offset. The log
+// stores the high watermark, which bounds reads, retention and the
+// cleaner, but never moves it on append: the partition does
+// (replication/partition.h), once the ISR has the records. On open it is
+// the log end offset (everything recovered was committed). The
 // recovery point is the offset below which everything is fsynced; on an
 // unclean open, segments from the one holding it are re-validated.
 //
@@ -196,6 +199,10 @@ class Log {
   int64_t log_start_offset() const;
   int64_t log_end_offset() const;
   int64_t high_watermark() const;
+  // Kafka's UnifiedLog.maybeIncrementHighWatermark: moves the high
+  // watermark forward to `offset` (at most the log end offset); returns
+  // whether it moved. The partition calls it, never the log itself.
+  bool maybe_increment_high_watermark(int64_t offset);
   int64_t recovery_point() const;  // everything below is fsynced
   int64_t size_bytes() const;
   size_t segment_count() const;

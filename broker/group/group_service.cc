@@ -161,10 +161,30 @@ void GroupService::schedule_offsets_expiration() {
   });
 }
 
+namespace {
+
+// The coordinator's batch needs no client checks (Kafka's
+// AppendOrigin.COORDINATOR): it is only framed for the append.
+std::function<replication::PreparedBatch()> built_batch(Bytes& batch) {
+  return [&batch] {
+    replication::PreparedBatch out;
+    out.bytes = std::span<uint8_t>(batch.data(), batch.size());
+    out.header = *rec::read_batch_header(batch);
+    return out;
+  };
+}
+
+}  // namespace
+
+// As Kafka's coordinators write: acks=all, through the replica manager's
+// append, with the topic's min.insync.replicas. The wait for the high
+// watermark is not taken here (the coordinator's store is synchronous): on
+// one node the append itself moves it.
 std::error_code GroupService::append(int32_t partition, const std::vector<OffsetsRecord>& records) {
   if (auto ec = ensure_offsets_topic()) return ec;
-  auto part = broker_.topics().partition(kOffsetsTopic, partition);
-  if (!part) return std::make_error_code(std::errc::no_such_device);
+  auto topic = broker_.topics().find(kOffsetsTopic);
+  auto part = broker_.replica_manager().get_partition(kOffsetsTopic, PartitionId(partition));
+  if (!topic || !part) return std::make_error_code(std::errc::no_such_device);
   std::vector<rec::Record> rs(records.size());
   for (size_t i = 0; i < records.size(); ++i) {
     rs[i].offset_delta = static_cast<int32_t>(i);
@@ -174,13 +194,16 @@ std::error_code GroupService::append(int32_t partition, const std::vector<Offset
   rec::BatchSpec spec;
   spec.base_timestamp = wall_ms();
   Bytes batch = rec::build_batch(spec, rs);
-  auto info = part->log().append(std::span<uint8_t>(batch.data(), batch.size()), part->leader_epoch());
-  if (!info) {
-    RLOG_ERROR("append to %s-%d failed: %s", kOffsetsTopic, partition, info.error().message().c_str());
-    return info.error();
-  }
-  part->fetch_watchers().check_and_complete();
-  return {};
+  replication::AppendEntry entry;
+  entry.partition = part;
+  entry.request.origin = replication::AppendOrigin::coordinator;
+  entry.request.min_insync_replicas =
+      std::stoi(topic_config_value(broker_.config(), topic->overrides, "min.insync.replicas"));
+  entry.request.validate = built_batch(batch);
+  broker_.replica_manager().append_to_local_log(-1, std::span(&entry, 1));
+  if (entry.result.ok()) return {};
+  RLOG_ERROR("append to %s-%d failed: error code %d", kOffsetsTopic, partition, protocol::code(entry.result.status.code));
+  return std::make_error_code(std::errc::io_error);
 }
 
 void GroupService::sync_before_response(RequestContext& ctx, const std::string& group_id) {

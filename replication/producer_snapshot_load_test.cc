@@ -2,10 +2,13 @@
 // log after it answers every produce as a full replay of the log does.
 #include <catch2/catch.hpp>
 
-#include "broker/partition.h"
+#include "replication/partition.h"
 #include "storage/test_util.h"
 
 using namespace runnel::broker;
+using namespace runnel::replication;
+using runnel::NodeId;
+using runnel::PartitionId;
 using namespace runnel::storage::testing;
 using runnel::protocol::ErrorCode;
 namespace storage = runnel::storage;
@@ -69,7 +72,8 @@ Opened open_partition(const fs::path& dir, const FakeClock& clock, bool clean, i
   REQUIRE(log);
   Opened out;
   out.log = std::move(*log);
-  out.partition = std::make_unique<Partition>("t", 0, out.log, 1);
+  out.partition = std::make_unique<Partition>("t", PartitionId(0), out.log, NodeId(1));
+  out.partition->become_leader_or_follower(PartitionState::single_node(NodeId(1)));
   REQUIRE_FALSE(out.partition->load_producer_state(clock.now(), kExpiration));
   return out;
 }
