@@ -5,7 +5,6 @@
 #include "broker/connection.h"
 #include "broker/group/group_service.h"
 #include "broker/logging.h"
-#include "broker/record_times.h"
 #include "storage/meta_properties.h"
 #include "storage/uuid_text.h"
 
@@ -33,7 +32,6 @@ std::unique_ptr<storage::LogManager> open_logs(const BrokerConfig& config, const
   storage::LogManagerOptions o;
   for (const auto& d : config.log_dirs()) o.log_dirs.emplace_back(d);
   o.default_config = defaults;
-  o.record_times = record_times;
   o.cluster_id = cluster_id;
   o.node_id = config.node_id();
   o.retention_check_interval_ms = config.get_long("log.retention.check.interval.ms");

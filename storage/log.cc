@@ -135,12 +135,12 @@ Result<std::optional<TimestampAndOffset>> Log::offset_for_timestamp(int64_t time
       if (auto ec = s->ensure_indexes()) return ec;
       if (!best || s->max_timestamp_so_far().timestamp > best->max_timestamp_so_far().timestamp) best = s.get();
     }
-    return best->find_max_timestamp(record_times_);
+    return best->find_max_timestamp();
   }
   if (timestamp < 0) return Found();
   for (auto& s : segments_) {
     if (auto ec = s->ensure_indexes()) return ec;
-    if (s->largest_timestamp() >= timestamp) return s->find_offset_by_timestamp(timestamp, log_start_offset_, record_times_);
+    if (s->largest_timestamp() >= timestamp) return s->find_offset_by_timestamp(timestamp, log_start_offset_);
   }
   return Found();
 }

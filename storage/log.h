@@ -49,7 +49,6 @@
 #include "storage/log_config.h"
 #include "storage/log_dir_failure.h"
 #include "storage/producer_snapshot.h"
-#include "storage/record_times.h"
 #include "storage/segment.h"
 
 namespace runnel::storage {
@@ -66,7 +65,6 @@ struct LogOptions {
   int64_t log_start_offset = 0;  // from log-start-offset-checkpoint
   bool clean_shutdown = false;   // the log dir had .kafka_cleanshutdown
   Clock clock;                   // defaults to the wall clock
-  RecordTimesFn record_times;    // decodes compressed batches for ListOffsets
   int64_t cleaner_checkpoint = 0;  // from cleaner-offset-checkpoint: first dirty offset
   std::optional<protocol::Uuid> topic_id;  // checked against / written to partition.metadata
   // The health of the log dir holding this log: an I/O error here takes the
@@ -254,7 +252,6 @@ class Log {
   mutable std::mutex mu_;
   LogConfig config_;
   Clock clock_;
-  RecordTimesFn record_times_;
   std::vector<std::unique_ptr<Segment>> segments_;
   LeaderEpochCache epochs_;
   int64_t log_start_offset_ = 0;

@@ -48,7 +48,6 @@ Result<std::unique_ptr<Log>> Log::open(const fs::path& dir, const LogConfig& con
   log->dir_ = dir;
   log->config_ = config;
   log->clock_ = options.clock ? options.clock : Clock(wall_clock_ms);
-  log->record_times_ = options.record_times;
   log->dir_failure_ = options.dir_failure;
   if (auto ec = log->open_files(options)) {
     // A half-loaded log has no group commit yet and may hold half-rebuilt
