@@ -25,6 +25,9 @@ bool Partition::become_leader_or_follower(const PartitionState& state) {
 }
 
 ErrorCode Partition::check_local_log(std::optional<LeaderEpoch> current_leader_epoch, bool require_leader) const {
+  // Kafka's HostedPartition.Offline: a replica on a failed log dir answers
+  // nothing else.
+  if (log_->dir_offline()) return ErrorCode::kafka_storage_error;
   if (current_leader_epoch) {
     if (*current_leader_epoch < leader_epoch()) return ErrorCode::fenced_leader_epoch;
     if (*current_leader_epoch > leader_epoch()) return ErrorCode::unknown_leader_epoch;

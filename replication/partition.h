@@ -118,10 +118,11 @@ class Partition {
   Offset log_start_offset() const { return Offset(log_->log_start_offset()); }
   Offset log_end_offset() const { return Offset(log_->log_end_offset()); }
 
-  // Kafka's checkCurrentLeaderEpoch then getLocalLog: an older epoch than
-  // ours is FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH; no
-  // epoch (nullopt) is not checked; a follower asked for the leader's data
-  // is NOT_LEADER_OR_FOLLOWER.
+  // Kafka's getPartitionOrError, checkCurrentLeaderEpoch and getLocalLog:
+  // a partition on an offline log dir is KAFKA_STORAGE_ERROR; an older
+  // epoch than ours is FENCED_LEADER_EPOCH, a newer one
+  // UNKNOWN_LEADER_EPOCH; no epoch (nullopt) is not checked; a follower
+  // asked for the leader's data is NOT_LEADER_OR_FOLLOWER.
   ErrorCode check_local_log(std::optional<LeaderEpoch> current_leader_epoch, bool require_leader) const;
 
   LeaderAppendResult append_records_as_leader(const LeaderAppendRequest& request);

@@ -20,8 +20,12 @@ struct Fixture {
   std::shared_ptr<storage::Log> log;
   std::shared_ptr<Partition> partition;
 
+  std::shared_ptr<storage::LogDirFailure> dir_failure = std::make_shared<storage::LogDirFailure>();
+
   explicit Fixture(PartitionState state = PartitionState::single_node(NodeId(1))) {
-    auto opened = storage::Log::open(dir.path / "t-0", storage::LogConfig{}, options_with(clock));
+    auto options = options_with(clock);
+    options.dir_failure = dir_failure;
+    auto opened = storage::Log::open(dir.path / "t-0", storage::LogConfig{}, options);
     REQUIRE(opened);
     log = std::move(*opened);
     partition = std::make_shared<Partition>("t", PartitionId(0), log, NodeId(1));
@@ -108,6 +112,20 @@ TEST_CASE("leader epoch fencing as Kafka's Partition.getLocalLog", "[replication
   auto refused = f.append(1);
   REQUIRE(refused.status.code == ErrorCode::not_leader_or_follower);
   REQUIRE(f.partition->log_end_offset() == Offset(0));
+}
+
+TEST_CASE("a partition on an offline log dir answers KAFKA_STORAGE_ERROR to every read", "[replication][partition]") {
+  Fixture f;
+  REQUIRE(f.append(2).ok());
+  f.dir_failure->mark_offline(std::make_error_code(std::errc::no_space_on_device));
+  REQUIRE(f.partition->check_local_log(std::nullopt, true) == ErrorCode::kafka_storage_error);
+  // Checked before the epoch, as Kafka finds the partition offline first.
+  REQUIRE(f.partition->check_local_log(LeaderEpoch(9), true) == ErrorCode::kafka_storage_error);
+  auto latest = f.partition->fetch_offset_for_timestamp(-1, FetchIsolation::high_watermark, std::nullopt, true);
+  REQUIRE(latest.error == ErrorCode::kafka_storage_error);
+  REQUIRE_FALSE(latest.found);
+  auto read = f.partition->read(Offset(0), 1 << 20, FetchIsolation::high_watermark, std::nullopt, true);
+  REQUIRE(read.error == ErrorCode::kafka_storage_error);
 }
 
 TEST_CASE("acks=all with fewer ISR members than min.insync.replicas appends nothing", "[replication][partition]") {
