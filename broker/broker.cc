@@ -157,6 +157,7 @@ awaitable<void> Broker::drain_connections(std::function<void()> done) {
   }
   for (auto& w : connections_)
     if (auto c = w.lock()) c->close();
+  replica_manager_->snapshot_producers_before_close();
   if (auto ec = logs_->close()) RLOG_ERROR("closing the logs: %s", ec.message().c_str());
   done();
 }

@@ -9,10 +9,9 @@
 
 namespace runnel::replication {
 
-Partition::Partition(std::string topic, PartitionId id, std::shared_ptr<storage::Log> log, NodeId local_node)
-    : topic_(std::move(topic)), id_(id), log_(std::move(log)), local_node_(local_node) {}
-
-Partition::~Partition() { log_->set_producer_snapshot_source(nullptr); }
+Partition::Partition(std::string topic, PartitionId id, std::shared_ptr<storage::Log> log, NodeId local_node,
+                     const Clock& clock)
+    : topic_(std::move(topic)), id_(id), log_(std::move(log)), local_node_(local_node), clock_(clock) {}
 
 bool Partition::become_leader_or_follower(const PartitionState& state) {
   state_ = state;
@@ -83,6 +82,13 @@ LeaderAppendResult Partition::append_records_as_leader(const LeaderAppendRequest
     out.status = {ErrorCode::kafka_storage_error, {}, {}};
     return out;
   }
+  // The state as of the new segment's base offset, this batch not yet in
+  // it: a restart loads it and replays only the segment. A failed write
+  // costs a longer replay at the next start, not the acknowledged batch.
+  if (info->rolled_at >= 0)
+    if (auto ec = write_producer_snapshot(info->rolled_at))
+      RLOG_WARN("%s-%d: producer snapshot at offset %lld: %s", topic_.c_str(), index(),
+                static_cast<long long>(info->rolled_at), ec.message().c_str());
   if (header.producer_id >= 0)
     producers_.update(header, info->base_offset,
                       info->log_append_time_ms >= 0 ? info->log_append_time_ms : header.max_timestamp);
@@ -289,9 +295,20 @@ std::error_code Partition::load_producer_state(int64_t now_ms, int64_t expiratio
              loaded ? "snapshot" : "log start", static_cast<long long>(loaded_at), static_cast<long long>(end),
              producers_.size());
 
-  log_->set_producer_snapshot_source(
-      [this](int64_t at_ms) { return producers_.snapshot_entries(at_ms, producer_expiration_ms_); });
   return {};
+}
+
+std::error_code Partition::write_producer_snapshot(int64_t offset) {
+  return storage::write_producer_snapshot(log_->dir(), offset,
+                                          producers_.snapshot_entries(clock_.wall_ms(), producer_expiration_ms_));
+}
+
+std::error_code Partition::snapshot_producers_before_close() {
+  const int64_t end = log_->log_end_offset();
+  if (log_->dir_offline() || end <= log_->log_start_offset()) return {};
+  std::error_code missing;
+  if (storage::fs::exists(storage::producer_snapshot_path(log_->dir(), end), missing)) return {};
+  return write_producer_snapshot(end);
 }
 
 }  // namespace runnel::replication

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/ids.h"
 #include "broker/delayed_operations.h"
 #include "broker/producer_state.h"
@@ -91,8 +92,9 @@ struct EpochEndOffset {
 
 class Partition {
  public:
-  Partition(std::string topic, PartitionId id, std::shared_ptr<storage::Log> log, NodeId local_node);
-  ~Partition();
+  // `clock` dates producer state (expiration, snapshots); it must outlive the partition.
+  Partition(std::string topic, PartitionId id, std::shared_ptr<storage::Log> log, NodeId local_node,
+            const Clock& clock = Clock::system());
   Partition(const Partition&) = delete;
   Partition& operator=(const Partition&) = delete;
 
@@ -166,8 +168,12 @@ class Partition {
   // the latest valid snapshot (corrupt ones are deleted), then the log
   // after it; without a snapshot, the whole log. Producers idle for
   // `expiration_ms` (producer.id.expiration.ms) are left out. From then on
-  // the log writes this state into its snapshots (storage/log.h).
+  // the partition writes a snapshot wherever an append rolls the log.
   std::error_code load_producer_state(int64_t now_ms, int64_t expiration_ms);
+  // Before a clean close (Kafka's UnifiedLog.close): a snapshot at the log
+  // end offset spares the next start any replay; none when one is there
+  // already, the log is empty or its dir is offline.
+  std::error_code snapshot_producers_before_close();
 
  private:
   // Kafka's maybeIncrementHighWatermark: the smallest log end offset in the
@@ -175,11 +181,13 @@ class Partition {
   bool maybe_increment_high_watermark();
   Offset last_fetchable_offset(FetchIsolation isolation) const;
   std::error_code replay_producers(int64_t from, int64_t to);
+  std::error_code write_producer_snapshot(int64_t offset);
 
   std::string topic_;
   PartitionId id_;
   std::shared_ptr<storage::Log> log_;
   NodeId local_node_;
+  const Clock& clock_;
   Role role_ = Role::follower;
   PartitionState state_;
   // The followers' log end offsets, as their fetches report them.

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "replication/partition.h"
+#include "protocol/records/batch_format.h"
 #include "replication/test_partition.h"
 
 using namespace runnel;
@@ -126,6 +127,46 @@ TEST_CASE("a partition on an offline log dir answers KAFKA_STORAGE_ERROR to ever
   REQUIRE_FALSE(latest.found);
   auto read = f.partition->read(Offset(0), 1 << 20, FetchIsolation::high_watermark, std::nullopt, true);
   REQUIRE(read.error == ErrorCode::kafka_storage_error);
+}
+
+TEST_CASE("the partition snapshots its producers where an append rolls the log, and at close", "[replication][partition]") {
+  TempDir dir;
+  FakeClock clock;
+  storage::LogConfig small;
+  small.segment_bytes = 1024;
+  auto opened = storage::Log::open(dir.path / "t-0", small, options_with(clock));
+  REQUIRE(opened);
+  std::shared_ptr<storage::Log> log = std::move(*opened);
+  Partition partition("t", PartitionId(0), log, NodeId(1));
+  partition.become_leader_or_follower(PartitionState::single_node(NodeId(1)));
+  REQUIRE_FALSE(partition.load_producer_state(Clock::system().wall_ms(), 86'400'000));
+
+  int32_t seq = 0;
+  while (log->segment_count() < 2) {
+    Bytes b = batch_of(2, 3, 100, Clock::system().wall_ms());
+    auto h = *protocol::records::read_batch_header(b);
+    h.producer_id = 42;
+    h.producer_epoch = 0;
+    h.base_sequence = seq;
+    protocol::records::write_batch_header(h, b.data());
+    h.crc = protocol::records::compute_batch_crc(b);
+    protocol::records::write_batch_header(h, b.data());
+    REQUIRE(partition.append_records_as_leader(client_append(b, 1)).ok());
+    seq += 2;
+  }
+  const int64_t base = log->segment_base_offsets().back();
+  auto at_roll = storage::read_producer_snapshot(log->dir(), base);
+  REQUIRE(at_roll);
+  REQUIRE(at_roll->size() == 1);
+  // The state before the batch that opened the segment: its last offset is base - 1.
+  REQUIRE(at_roll->at(0).producer_id == 42);
+  REQUIRE(at_roll->at(0).last_offset == base - 1);
+
+  REQUIRE_FALSE(partition.snapshot_producers_before_close());
+  auto at_end = storage::read_producer_snapshot(log->dir(), log->log_end_offset());
+  REQUIRE(at_end);
+  REQUIRE(at_end->at(0).last_offset == log->log_end_offset() - 1);
+  REQUIRE_FALSE(log->close());
 }
 
 TEST_CASE("acks=all with fewer ISR members than min.insync.replicas appends nothing", "[replication][partition]") {

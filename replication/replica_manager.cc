@@ -1,5 +1,6 @@
 #include "replication/replica_manager.h"
 
+#include "broker/logging.h"
 #include "broker/topic_table.h"
 
 namespace runnel::replication {
@@ -17,6 +18,13 @@ bool ReplicaManager::become_leader_or_follower(const std::string& topic, Partiti
   if (!partition) return false;
   partition->become_leader_or_follower(state);
   return true;
+}
+
+void ReplicaManager::snapshot_producers_before_close() {
+  for (const auto& [name, topic] : topics_.topics())
+    for (const auto& partition : topic->partitions)
+      if (auto ec = partition->snapshot_producers_before_close())
+        RLOG_WARN("%s-%d: producer snapshot at close: %s", name.c_str(), partition->index(), ec.message().c_str());
 }
 
 void ReplicaManager::append_to_local_log(int16_t required_acks, std::span<AppendEntry> entries) {

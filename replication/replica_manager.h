@@ -74,6 +74,9 @@ class ReplicaManager {
   broker::DelayedOperations& produce_purgatory() { return produce_purgatory_; }
   // Shutdown: waiting fetches answer with what they have.
   void expire_fetches() { fetch_purgatory_.expire_all(); }
+  // Shutdown, once no request is served and before the logs close: each
+  // partition's producer state goes into a snapshot at its log end.
+  void snapshot_producers_before_close();
 
  private:
   const broker::TopicTable& topics_;

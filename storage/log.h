@@ -54,11 +54,6 @@
 namespace runnel::storage {
 
 using Clock = std::function<int64_t()>;  // milliseconds since the epoch
-// The idempotent producers' state of a partition, for a snapshot taken at
-// `now_ms` (the log's clock; expired producers are left out). The log calls
-// it with its mutex held, from whichever thread rolls or closes it: it must
-// not call back into the log.
-using ProducerSnapshotSource = std::function<std::vector<ProducerSnapshotEntry>(int64_t now_ms)>;
 
 struct LogOptions {
   int64_t recovery_point = 0;    // from recovery-point-offset-checkpoint
@@ -77,6 +72,11 @@ struct AppendInfo {
   int64_t last_offset = 0;
   int64_t log_append_time_ms = kNoTimestamp;  // set only with message.timestamp.type=LogAppendTime
   int64_t log_start_offset = 0;
+  // The base offset of the segment this append rolled to, -1 if none: the
+  // producer state as of that offset belongs in a snapshot there
+  // (replication/partition.cc writes it), so a restart replays only the
+  // segments after it.
+  int64_t rolled_at = -1;
 };
 
 // One compaction pass's limits (Kafka's log.cleaner.* settings), and a test hook.
@@ -180,11 +180,12 @@ class Log {
   // Records that `epoch` starts at `start_offset` (a new leader's first offset).
   std::error_code assign_leader_epoch(int32_t epoch, int64_t start_offset);
 
-  // Producer-state snapshots (Kafka's UnifiedLog): with a source set, a
-  // roll writes one at the new segment's base offset and close() one at
-  // the log end offset. Removed segments take their snapshot with them;
-  // truncation removes the snapshots it leaves above the log end.
-  void set_producer_snapshot_source(ProducerSnapshotSource source);
+  // Producer-state snapshots (<offset>.snapshot): the partition, which
+  // owns the producer state, writes one where an append rolled
+  // (AppendInfo::rolled_at) and one at the log end before a clean close.
+  // The log keeps the files in step with its segments: removed segments
+  // take their snapshot with them; truncation removes the snapshots it
+  // leaves above the log end.
   // After a recovery point checkpoint: keeps the snapshots of the last two
   // segments and of those from the recovery point on, deletes the older
   // ones (Kafka's deleteSnapshotsAfterRecoveryPointCheckpoint).
@@ -224,8 +225,8 @@ class Log {
   std::error_code open_files(const LogOptions& options);  // the directory, partition.metadata, load()
   std::error_code load(const LogOptions& options);
   std::error_code recover_from(size_t first, int64_t now);
-  std::error_code roll_locked(int64_t now);
-  std::error_code take_producer_snapshot_locked();
+  // `rolled`, if given, is set when a new segment was made.
+  std::error_code roll_locked(int64_t now, bool* rolled = nullptr);
   std::error_code fail(std::error_code ec);
   // After a failed open: drops every file handle, writing nothing.
   void abandon();
@@ -270,7 +271,6 @@ class Log {
   std::vector<PendingDelete> pending_deletes_;
   int64_t first_dirty_offset_ = 0;  // the cleaner checkpoint
   bool cleaning_ = false;           // a pass is in progress (it holds the mutex only to swap)
-  ProducerSnapshotSource producer_snapshot_source_;
 };
 
 }  // namespace runnel::storage
