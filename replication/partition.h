@@ -105,8 +105,9 @@ class Partition {
   const std::shared_ptr<storage::Log>& log_ptr() const { return log_; }
 
   // Kafka's makeLeader / makeFollower: applies the metadata's leader, epoch,
-  // replicas and ISR. A new leader epoch starts at the log end offset in the
-  // leader epoch cache. Returns true when this broker became the leader.
+  // replicas and ISR, and forgets the followers' offsets. Returns true when
+  // this broker leads. The leader epoch cache is not written here yet: a
+  // single node stays in epoch 0, which opening a new log records.
   bool become_leader_or_follower(const PartitionState& state);
   Role role() const { return role_; }
   bool is_leader() const { return role_ == Role::leader; }

@@ -15,7 +15,7 @@
 //    from its checkpoint (at least the first segment's base), the epoch
 //    cache trimmed to both.
 // 5. Producer snapshots without a segment are removed; loading the producer
-//    state from the rest is the broker's (broker/partition.cc).
+//    state from the rest is the partition's (replication/partition.cc).
 #include <algorithm>
 #include <charconv>
 
