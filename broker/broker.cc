@@ -5,7 +5,6 @@
 #include "broker/connection.h"
 #include "broker/group/group_service.h"
 #include "broker/logging.h"
-#include "broker/record_times.h"
 #include "cluster/etcd/key_layout.h"
 #include "storage/meta_properties.h"
 #include "storage/uuid_text.h"
@@ -34,7 +33,6 @@ std::unique_ptr<storage::LogManager> open_logs(const BrokerConfig& config, const
   storage::LogManagerOptions o;
   for (const auto& d : config.log_dirs()) o.log_dirs.emplace_back(d);
   o.default_config = defaults;
-  o.record_times = record_times;
   o.cluster_id = cluster_id;
   o.node_id = config.node_id();
   o.retention_check_interval_ms = config.get_long("log.retention.check.interval.ms");
@@ -61,7 +59,6 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
                       config_.get_long("queued.max.request.bytes") > 0
                           ? static_cast<size_t>(config_.get_long("queued.max.request.bytes"))
                           : 0),
-      fetch_purgatory_(io.get_executor()),
       blocking_(static_cast<size_t>(config_.get_int("num.io.threads"))) {
   for (const auto& d : config_.log_dirs()) std::filesystem::create_directories(d);
   metadata_ = std::make_unique<cluster::LocalMetadataStore>(io_.get_executor(), blocking_.get_executor(),
@@ -86,6 +83,7 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
   auto stored = wait_at_startup(metadata_->range(cluster::keys::kTopicsPrefix));
   if (!stored) throw std::runtime_error("cannot load topics: " + stored.error().message());
   if (auto ec = topics_->load(stored->kvs)) throw std::runtime_error("cannot load topics: " + ec.message());
+  replica_manager_ = std::make_unique<replication::ReplicaManager>(io.get_executor(), *topics_, NodeId(node_id_));
   // Kafka's stray logs: partition directories no stored topic claims
   // (a creation that failed halfway, a crash mid-delete).
   for (const auto& d : logs_->set_aside_strays()) RLOG_WARN("stray log %s: %s", d.path.c_str(), d.reason.c_str());
@@ -185,7 +183,7 @@ void Broker::begin_shutdown(std::function<void()> done) {
   stopping_ = true;
   for (auto& w : connections_)
     if (auto c = w.lock()) c->stop_reading();
-  fetch_purgatory_.expire_all();  // waiting fetches answer now, so the connections drain
+  replica_manager_->expire_fetches();  // waiting fetches answer now, so the connections drain
   asio::co_spawn(io_, drain_connections(std::move(done)), asio::detached);
 }
 
@@ -200,6 +198,7 @@ awaitable<void> Broker::drain_connections(std::function<void()> done) {
   }
   for (auto& w : connections_)
     if (auto c = w.lock()) c->close();
+  replica_manager_->snapshot_producers_before_close();
   if (auto ec = logs_->close()) RLOG_ERROR("closing the logs: %s", ec.message().c_str());
   done();
 }

@@ -17,6 +17,7 @@
 #include "broker/topic_table.h"
 #include "cluster/local_metadata_store.h"
 #include "cluster/producer_id_allocator.h"
+#include "replication/replica_manager.h"
 #include "storage/log_manager.h"
 
 namespace runnel::broker {
@@ -50,9 +51,9 @@ class Broker {
   // blocks): today the single node's files in the first log dir.
   cluster::MetadataStore& metadata() { return *metadata_; }
   group::GroupService& groups() { return *groups_; }
-  // Long-poll fetches waiting for data (Kafka's fetch purgatory); every
-  // one is answered when the broker begins to shut down.
-  DelayedOperations& fetch_purgatory() { return fetch_purgatory_; }
+  // The hosted partitions and the requests waiting on them; every waiting
+  // fetch is answered when the broker begins to shut down.
+  replication::ReplicaManager& replica_manager() { return *replica_manager_; }
 
   // Runs `fn` on the blocking pool; the returned awaitable resumes the
   // caller on its own executor with fn's result (or fn's exception). Not a
@@ -113,11 +114,11 @@ class Broker {
   std::string cluster_id_;
   std::vector<Listener> advertised_;
   RequestMemory request_memory_;
-  DelayedOperations fetch_purgatory_;
   asio::thread_pool blocking_;
   std::unique_ptr<cluster::LocalMetadataStore> metadata_;
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<TopicTable> topics_;
+  std::unique_ptr<replication::ReplicaManager> replica_manager_;
   TopicFrontend topic_frontend_{*this};
   std::unique_ptr<cluster::ProducerIdAllocator> producer_ids_;
   std::vector<std::weak_ptr<Connection>> connections_;

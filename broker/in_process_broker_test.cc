@@ -107,7 +107,7 @@ p::Bytes bytes_of(const p::Records& r) {
 }
 
 size_t fetches_waiting(BrokerFixture& broker) {
-  return broker.on_loop([](Broker& b) { return b.fetch_purgatory().waiting(); });
+  return broker.on_loop([](Broker& b) { return b.replica_manager().fetch_purgatory().waiting(); });
 }
 
 // Polls `condition` until it holds; false after `bound` (a wait never hangs).

@@ -13,7 +13,8 @@ storage::Result<std::shared_ptr<Partition>> open_partition(storage::LogManager& 
     auto ec = (*log)->assign_leader_epoch(0, (*log)->log_end_offset());
     if (ec) return ec;
   }
-  auto part = std::make_shared<Partition>(spec.topic, index, *log, spec.node_id);
+  auto part = std::make_shared<Partition>(spec.topic, PartitionId(index), *log, NodeId(spec.node_id));
+  part->become_leader_or_follower(replication::PartitionState::single_node(NodeId(spec.node_id)));
   if (auto ec = part->load_producer_state(storage::wall_clock_ms(), spec.producer_expiration_ms)) return ec;
   return part;
 }

@@ -9,11 +9,13 @@
 #include <system_error>
 #include <vector>
 
-#include "broker/partition.h"
+#include "replication/partition.h"
 #include "protocol/codec/types.h"
 #include "storage/log_manager.h"
 
 namespace runnel::broker {
+
+using replication::Partition;
 
 // Everything opening a topic's partitions needs, read on the event loop
 // beforehand (the broker config and the topic table are the loop's).

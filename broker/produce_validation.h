@@ -11,18 +11,11 @@
 #include "protocol/codec/types.h"
 #include "protocol/records/batch_format.h"
 #include "protocol/records/batch_status.h"
+#include "replication/append.h"
 
 namespace runnel::broker {
 
-struct PreparedBatch {
-  protocol::records::BatchStatus status;
-  std::span<uint8_t> bytes;  // what to append: the request's bytes, or `rebuilt`
-  protocol::records::BatchHeader header;  // of `bytes`, when the status is ok
-  protocol::Bytes rebuilt;   // owns the batch when it was recompressed
-  // Refused by the log's validation rather than the request's checks:
-  // Kafka's answer then carries the partition's log start offset.
-  bool reports_log_start = false;
-};
+using replication::PreparedBatch;
 
 // The topic's limits come from its typed config (topic.config), built
 // before the request; the broker config is not read per batch.

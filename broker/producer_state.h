@@ -14,7 +14,7 @@
 //
 // The state survives restarts through producer-state snapshots (Kafka's
 // <offset>.snapshot files, storage/producer_snapshot.h) and a replay of the
-// log after the latest one (broker/partition.cc). A snapshot keeps only a
+// log after the latest one (replication/partition.cc). A snapshot keeps only a
 // producer's last batch, as Kafka's does. Entries idle for
 // producer.id.expiration.ms are dropped, as Kafka does, and never written
 // into a snapshot.

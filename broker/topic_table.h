@@ -21,7 +21,7 @@
 
 #include "broker/config.h"
 #include "broker/partition_opener.h"
-#include "broker/partition.h"
+#include "replication/partition.h"
 #include "broker/topic_config.h"
 #include "cluster/metadata_store.h"
 #include "protocol/error_codes.h"
@@ -31,6 +31,7 @@ namespace runnel::broker {
 
 template <typename T>
 using Result = storage::Result<T>;
+using replication::Partition;
 
 struct Topic {
   std::string name;

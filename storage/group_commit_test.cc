@@ -21,7 +21,7 @@ TEST_CASE("concurrent appenders waiting for sync share fdatasyncs", "[storage]")
     threads.emplace_back([&, t] {
       for (int i = 0; i < kEach; ++i) {
         Bytes b = batch_of(1, static_cast<uint64_t>(t * 1000 + i), 200);
-        auto info = (*log)->append(b, 0);
+        auto info = append(**log, b, 0);
         if (!info || (*log)->sync()) {
           ++failed;
           continue;

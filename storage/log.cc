@@ -85,12 +85,14 @@ Result<AppendInfo> Log::append(std::span<uint8_t> batches, int32_t leader_epoch)
 
     RollParams roll{config_.segment_ms,          config_.segment_bytes, max_ts, info.last_offset,
                     static_cast<int64_t>(batches.size()), t};
-    if (active().should_roll(roll))
-      if (auto ec = roll_locked(t)) return fail(ec);
+    if (active().should_roll(roll)) {
+      bool rolled = false;
+      if (auto ec = roll_locked(t, &rolled)) return fail(ec);
+      if (rolled) info.rolled_at = log_end_offset_;
+    }
     if (auto ec = active().append(ByteView(batches.data(), batches.size()), info.last_offset, max_ts, offset_of_max_ts))
       return fail(ec);
     log_end_offset_ = offset;
-    high_watermark_ = log_end_offset_;
     if (leader_epoch >= 0)
       if (auto ec = epochs_.assign(leader_epoch, info.base_offset)) return fail(ec);
     info.log_start_offset = log_start_offset_;
@@ -144,12 +146,12 @@ Result<std::optional<TimestampAndOffset>> Log::offset_for_timestamp(int64_t time
       if (auto ec = s->ensure_indexes()) return ec;
       if (!best || s->max_timestamp_so_far().timestamp > best->max_timestamp_so_far().timestamp) best = s.get();
     }
-    return best->find_max_timestamp(record_times_);
+    return best->find_max_timestamp();
   }
   if (timestamp < 0) return Found();
   for (auto& s : segments_) {
     if (auto ec = s->ensure_indexes()) return ec;
-    if (s->largest_timestamp() >= timestamp) return s->find_offset_by_timestamp(timestamp, log_start_offset_, record_times_);
+    if (s->largest_timestamp() >= timestamp) return s->find_offset_by_timestamp(timestamp, log_start_offset_);
   }
   return Found();
 }
@@ -185,7 +187,7 @@ std::error_code Log::roll() {
   return {};
 }
 
-std::error_code Log::roll_locked(int64_t t) {
+std::error_code Log::roll_locked(int64_t t, bool* rolled) {
   Segment& old = active();
   if (old.base_offset() == log_end_offset_ && old.size() == 0) return {};  // already fresh
   if (auto ec = old.on_become_inactive()) return ec;
@@ -195,20 +197,8 @@ std::error_code Log::roll_locked(int64_t t) {
   segments_.push_back(std::move(*seg));
   group_commit_->rolled(old.files_to_sync(), active().log_file());
   roll_needs_flush_ = true;
-  // The producer state as of the new segment's base offset: a restart
-  // loads it and replays only this segment.
-  return take_producer_snapshot_locked();
-}
-
-std::error_code Log::take_producer_snapshot_locked() {
-  if (!producer_snapshot_source_) return {};
-  auto entries = producer_snapshot_source_(now());
-  return write_producer_snapshot(dir_, log_end_offset_, entries);
-}
-
-void Log::set_producer_snapshot_source(ProducerSnapshotSource source) {
-  std::lock_guard lock(mu_);
-  producer_snapshot_source_ = std::move(source);
+  if (rolled) *rolled = true;
+  return {};
 }
 
 std::error_code Log::delete_snapshots_after_recovery_point_checkpoint() {
@@ -242,12 +232,6 @@ std::error_code Log::close() {
   std::error_code first = failed ? std::error_code() : sync();
   std::lock_guard lock(mu_);
   if (closed_) return first;
-  // A snapshot at the log end offset spares the next start any replay;
-  // like Kafka, none when one is there already or the log is empty.
-  std::error_code missing;
-  if (!failure_ && log_end_offset_ > log_start_offset_ &&
-      !fs::exists(producer_snapshot_path(dir_, log_end_offset_), missing))
-    if (auto ec = take_producer_snapshot_locked(); ec && !first) first = ec;
   closed_ = true;
   for (auto& s : segments_)
     if (auto ec = s->close(); ec && !first) first = ec;
@@ -281,6 +265,14 @@ int64_t Log::log_end_offset() const {
   std::lock_guard lock(mu_);
   return log_end_offset_;
 }
+bool Log::maybe_increment_high_watermark(int64_t offset) {
+  std::lock_guard lock(mu_);
+  offset = std::min(offset, log_end_offset_);
+  if (offset <= high_watermark_) return false;
+  high_watermark_ = offset;
+  return true;
+}
+
 int64_t Log::high_watermark() const {
   std::lock_guard lock(mu_);
   return high_watermark_;

@@ -7,8 +7,11 @@
 //                   partition.metadata                   topic id (partition_metadata.h)
 //                   <offset>.snapshot                    producer state (producer_snapshot.h)
 //
-// Offsets: log start offset <= high watermark <= log end offset. The high
-// watermark equals the log end offset while there is one replica. The
+// Offsets: log start offset <= high watermark <= log end offset. The log
+// stores the high watermark, which bounds reads, retention and the
+// cleaner, but never moves it on append: the partition does
+// (replication/partition.h), once the ISR has the records. On open it is
+// the log end offset (everything recovered was committed). The
 // recovery point is the offset below which everything is fsynced; on an
 // unclean open, segments from the one holding it are re-validated.
 //
@@ -46,24 +49,17 @@
 #include "storage/log_config.h"
 #include "storage/log_dir_failure.h"
 #include "storage/producer_snapshot.h"
-#include "storage/record_times.h"
 #include "storage/segment.h"
 
 namespace runnel::storage {
 
 using Clock = std::function<int64_t()>;  // milliseconds since the epoch
-// The idempotent producers' state of a partition, for a snapshot taken at
-// `now_ms` (the log's clock; expired producers are left out). The log calls
-// it with its mutex held, from whichever thread rolls or closes it: it must
-// not call back into the log.
-using ProducerSnapshotSource = std::function<std::vector<ProducerSnapshotEntry>(int64_t now_ms)>;
 
 struct LogOptions {
   int64_t recovery_point = 0;    // from recovery-point-offset-checkpoint
   int64_t log_start_offset = 0;  // from log-start-offset-checkpoint
   bool clean_shutdown = false;   // the log dir had .kafka_cleanshutdown
   Clock clock;                   // defaults to the wall clock
-  RecordTimesFn record_times;    // decodes compressed batches for ListOffsets
   int64_t cleaner_checkpoint = 0;  // from cleaner-offset-checkpoint: first dirty offset
   std::optional<protocol::Uuid> topic_id;  // checked against / written to partition.metadata
   // The health of the log dir holding this log: an I/O error here takes the
@@ -76,6 +72,11 @@ struct AppendInfo {
   int64_t last_offset = 0;
   int64_t log_append_time_ms = kNoTimestamp;  // set only with message.timestamp.type=LogAppendTime
   int64_t log_start_offset = 0;
+  // The base offset of the segment this append rolled to, -1 if none: the
+  // producer state as of that offset belongs in a snapshot there
+  // (replication/partition.cc writes it), so a restart replays only the
+  // segments after it.
+  int64_t rolled_at = -1;
 };
 
 // One compaction pass's limits (Kafka's log.cleaner.* settings), and a test hook.
@@ -188,11 +189,12 @@ class Log {
   // Records that `epoch` starts at `start_offset` (a new leader's first offset).
   std::error_code assign_leader_epoch(int32_t epoch, int64_t start_offset);
 
-  // Producer-state snapshots (Kafka's UnifiedLog): with a source set, a
-  // roll writes one at the new segment's base offset and close() one at
-  // the log end offset. Removed segments take their snapshot with them;
-  // truncation removes the snapshots it leaves above the log end.
-  void set_producer_snapshot_source(ProducerSnapshotSource source);
+  // Producer-state snapshots (<offset>.snapshot): the partition, which
+  // owns the producer state, writes one where an append rolled
+  // (AppendInfo::rolled_at) and one at the log end before a clean close.
+  // The log keeps the files in step with its segments: removed segments
+  // take their snapshot with them; truncation removes the snapshots it
+  // leaves above the log end.
   // After a recovery point checkpoint: keeps the snapshots of the last two
   // segments and of those from the recovery point on, deletes the older
   // ones (Kafka's deleteSnapshotsAfterRecoveryPointCheckpoint).
@@ -205,6 +207,10 @@ class Log {
   int64_t log_start_offset() const;
   int64_t log_end_offset() const;
   int64_t high_watermark() const;
+  // Kafka's UnifiedLog.maybeIncrementHighWatermark: moves the high
+  // watermark forward to `offset` (at most the log end offset); returns
+  // whether it moved. The partition calls it, never the log itself.
+  bool maybe_increment_high_watermark(int64_t offset);
   int64_t recovery_point() const;  // everything below is fsynced
   int64_t size_bytes() const;
   size_t segment_count() const;
@@ -228,13 +234,13 @@ class Log {
   std::error_code open_files(const LogOptions& options);  // the directory, partition.metadata, load()
   std::error_code load(const LogOptions& options);
   std::error_code recover_from(size_t first, int64_t now);
-  std::error_code roll_locked(int64_t now);
+  // `rolled`, if given, is set when a new segment was made.
+  std::error_code roll_locked(int64_t now, bool* rolled = nullptr);
   // What every append checks first, under the mutex: open, healthy, not empty.
   std::error_code check_appendable_locked(size_t bytes) const;
   // After an append reached the log end: the group commit learns it, and
   // the result says whether flush.messages wants a sync now.
   bool appended_locked();
-  std::error_code take_producer_snapshot_locked();
   std::error_code fail(std::error_code ec);
   // After a failed open: drops every file handle, writing nothing.
   void abandon();
@@ -261,7 +267,6 @@ class Log {
   mutable std::mutex mu_;
   LogConfig config_;
   Clock clock_;
-  RecordTimesFn record_times_;
   std::vector<std::unique_ptr<Segment>> segments_;
   LeaderEpochCache epochs_;
   int64_t log_start_offset_ = 0;
@@ -280,7 +285,6 @@ class Log {
   std::vector<PendingDelete> pending_deletes_;
   int64_t first_dirty_offset_ = 0;  // the cleaner checkpoint
   bool cleaning_ = false;           // a pass is in progress (it holds the mutex only to swap)
-  ProducerSnapshotSource producer_snapshot_source_;
 };
 
 }  // namespace runnel::storage

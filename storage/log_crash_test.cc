@@ -57,7 +57,7 @@ Bytes seq_batch(uint64_t seq) { return batch_of(1 + static_cast<int>(seq % 3), s
   std::mt19937 rng(seed);
   for (;; ++seq) {
     Bytes b = seq_batch(seq);
-    if (!(*log)->append(b, 0)) fail();
+    if (!append(**log, b, 0)) fail();
     if ((*log)->sync()) fail();
     if (::write(fd, &seq, sizeof seq) != sizeof seq) fail();
     if (rng() % 8 == 0 && (*manager)->checkpoint()) fail();

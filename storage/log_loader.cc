@@ -15,7 +15,7 @@
 //    from its checkpoint (at least the first segment's base), the epoch
 //    cache trimmed to both.
 // 5. Producer snapshots without a segment are removed; loading the producer
-//    state from the rest is the broker's (broker/partition.cc).
+//    state from the rest is the partition's (replication/partition.cc).
 #include <algorithm>
 #include <charconv>
 
@@ -48,7 +48,6 @@ Result<std::unique_ptr<Log>> Log::open(const fs::path& dir, const LogConfig& con
   log->dir_ = dir;
   log->config_ = config;
   log->clock_ = options.clock ? options.clock : Clock(wall_clock_ms);
-  log->record_times_ = options.record_times;
   log->dir_failure_ = options.dir_failure;
   if (auto ec = log->open_files(options)) {
     // A half-loaded log has no group commit yet and may hold half-rebuilt

@@ -107,7 +107,6 @@ std::error_code LogManager::open_dir(size_t index) {
     lo.log_start_offset = lso.count(*tp) ? lso[*tp] : 0;
     lo.cleaner_checkpoint = cleaned.count(*tp) ? cleaned[*tp] : 0;
     lo.clock = clock_;
-    lo.record_times = options_.record_times;
     lo.dir_failure = dir_failures_[index];
     if (options_.load_on_demand) {
       found_[*tp] = FoundDir{entry.path(), index, std::move(lo)};
@@ -167,7 +166,6 @@ Result<std::shared_ptr<Log>> LogManager::create(const TopicPartition& tp, const 
   LogOptions lo;
   lo.clean_shutdown = true;  // a new directory has nothing to recover
   lo.clock = clock_;
-  lo.record_times = options_.record_times;
   lo.topic_id = topic_id;
   lo.dir_failure = dir_failures_[*index];
   std::error_code failed;

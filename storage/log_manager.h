@@ -53,7 +53,6 @@ struct LogManagerOptions {
   std::vector<fs::path> log_dirs;               // log.dirs
   LogConfig default_config;                     // the broker's log.* defaults
   Clock clock;                                  // defaults to the wall clock
-  RecordTimesFn record_times;                   // passed to every Log
   // meta.properties: written if missing when cluster_id is set; when
   // present it must match (inconsistent_cluster_id otherwise).
   std::optional<std::string> cluster_id;

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "protocol/records/batch_builder.h"
 #include "storage/log.h"
 #include "storage/test_util.h"
 
@@ -163,6 +164,32 @@ TEST_CASE("message.timestamp.type=LogAppendTime stamps the batch and keeps its C
   REQUIRE(all[0].header.max_timestamp == clock.now());
   REQUIRE(log->offset_for_timestamp(clock.now()).value()->offset == 0);
   REQUIRE(log->offset_for_timestamp(Log::kMaxTimestamp).value()->offset == 0);
+}
+
+TEST_CASE("ListOffsets by timestamp finds the record inside a compressed batch", "[storage]") {
+  namespace rec = runnel::protocol::records;
+  TempDir tmp;
+  FakeClock clock;
+  auto log = open_log(tmp.path / "t-0", small_segments(), clock);
+  REQUIRE(append(*log, batch_of(2, 1, 16, 500)));  // offsets 0-1
+  // Offsets 2-5, stamped 1000, 1010, 1020, 1030, gzip: only the codec can
+  // tell which record holds which time.
+  std::vector<rec::Record> records(4);
+  for (int i = 0; i < 4; ++i) {
+    records[static_cast<size_t>(i)].offset_delta = i;
+    records[static_cast<size_t>(i)].timestamp_delta = 10 * i;
+  }
+  rec::BatchSpec spec;
+  spec.compression = rec::Compression::gzip;
+  spec.base_timestamp = 1000;
+  REQUIRE(append(*log, rec::build_batch(spec, records)));
+  REQUIRE(log->offset_for_timestamp(1000).value()->offset == 2);
+  auto found = log->offset_for_timestamp(1011).value();
+  REQUIRE(found->offset == 4);
+  REQUIRE(found->timestamp == 1020);
+  auto max = log->offset_for_timestamp(Log::kMaxTimestamp).value();
+  REQUIRE(max->offset == 5);
+  REQUIRE(max->timestamp == 1030);
 }
 
 TEST_CASE("segments roll on segment.ms by batch timestamps", "[storage]") {

@@ -46,6 +46,13 @@ LogConfig small_segments() {
 
 }  // namespace
 
+// As the partition does: a snapshot (of no producers) wherever an append rolls.
+static Result<AppendInfo> append_snapshotting(Log& log, Bytes batch) {
+  auto info = append(log, std::move(batch));
+  if (info && info->rolled_at >= 0) REQUIRE_FALSE(write_producer_snapshot(log.dir(), info->rolled_at, {}));
+  return info;
+}
+
 TEST_CASE("the reference CRC-32C matches the standard check value", "[snapshot]") {
   Bytes check{'1', '2', '3', '4', '5', '6', '7', '8', '9'};
   REQUIRE(reference_crc32c(check, 0) == 0xE3069283);
@@ -156,38 +163,26 @@ TEST_CASE("stray snapshots go at load but the newest one past every segment stay
   REQUIRE(list_producer_snapshots(d.path) == std::vector<int64_t>{0, 10, 20});
 }
 
-TEST_CASE("a log snapshots its producers at each roll and at close", "[snapshot][log]") {
+TEST_CASE("an append that rolls reports the new segment's base; the log writes no producer snapshot itself", "[snapshot][log]") {
   TempDir d;
   FakeClock clock;
   auto log = Log::open(d.path, small_segments(), options_with(clock));
   REQUIRE(log);
-  int64_t calls = 0;
-  (*log)->set_producer_snapshot_source([&](int64_t now) {
-    ++calls;
-    REQUIRE(now == clock.now());
-    return std::vector{entry(9, 0, static_cast<int32_t>(calls), calls, 0, now)};
-  });
-  while ((*log)->segment_count() < 3) REQUIRE(append(**log, batch_of(4, 1, 100)));
+  std::vector<int64_t> rolled;
+  while ((*log)->segment_count() < 3) {
+    auto info = append(**log, batch_of(4, 1, 100));
+    REQUIRE(info);
+    if (info->rolled_at >= 0) {
+      REQUIRE(info->rolled_at == info->base_offset);  // the batch opens the new segment
+      rolled.push_back(info->rolled_at);
+    }
+  }
   auto bases = (*log)->segment_base_offsets();
-  // One snapshot per roll, at the new segment's base offset.
-  REQUIRE(list_producer_snapshots(d.path) == std::vector<int64_t>{bases[1], bases[2]});
-  auto at_roll = read_producer_snapshot(d.path, bases[2]);
-  REQUIRE(at_roll);
-  REQUIRE(at_roll->at(0).last_sequence == 2);
-
-  REQUIRE(append(**log, batch_of(1, 2)));
-  int64_t leo = (*log)->log_end_offset();
+  REQUIRE(rolled == std::vector<int64_t>{bases[1], bases[2]});
+  // The producer state is the partition's: it writes the snapshots.
+  REQUIRE(list_producer_snapshots(d.path).empty());
   REQUIRE_FALSE((*log)->close());
-  REQUIRE(list_producer_snapshots(d.path) == std::vector<int64_t>{bases[1], bases[2], leo});
-  REQUIRE(read_producer_snapshot(d.path, leo)->at(0).last_sequence == 3);
-
-  // Reopened cleanly, the clean-shutdown snapshot stays.
-  LogOptions o = options_with(clock);
-  o.clean_shutdown = true;
-  o.recovery_point = leo;
-  auto again = Log::open(d.path, small_segments(), o);
-  REQUIRE(again);
-  REQUIRE(list_producer_snapshots(d.path) == std::vector<int64_t>{bases[1], bases[2], leo});
+  REQUIRE(list_producer_snapshots(d.path).empty());
 }
 
 TEST_CASE("deleted segments take their snapshots; truncation drops the ones above the end", "[snapshot][log]") {
@@ -195,8 +190,7 @@ TEST_CASE("deleted segments take their snapshots; truncation drops the ones abov
   FakeClock clock;
   auto log = Log::open(d.path, small_segments(), options_with(clock));
   REQUIRE(log);
-  (*log)->set_producer_snapshot_source([](int64_t) { return std::vector<ProducerSnapshotEntry>{}; });
-  while ((*log)->segment_count() < 5) REQUIRE(append(**log, batch_of(4, 1, 100)));
+  while ((*log)->segment_count() < 5) REQUIRE(append_snapshotting(**log, batch_of(4, 1, 100)));
   auto bases = (*log)->segment_base_offsets();
   REQUIRE(list_producer_snapshots(d.path) == std::vector<int64_t>{bases[1], bases[2], bases[3], bases[4]});
 
@@ -214,8 +208,7 @@ TEST_CASE("after a recovery point checkpoint only the last two segments' snapsho
   FakeClock clock;
   auto log = Log::open(d.path, small_segments(), options_with(clock));
   REQUIRE(log);
-  (*log)->set_producer_snapshot_source([](int64_t) { return std::vector<ProducerSnapshotEntry>{}; });
-  while ((*log)->segment_count() < 5) REQUIRE(append(**log, batch_of(4, 1, 100)));
+  while ((*log)->segment_count() < 5) REQUIRE(append_snapshotting(**log, batch_of(4, 1, 100)));
   auto bases = (*log)->segment_base_offsets();
 
   // Nothing synced yet: the recovery point (0) keeps every snapshot.

@@ -1,29 +1,23 @@
 #include "storage/record_times.h"
 
-#include "protocol/codec/reader.h"
-#include "protocol/records/batch_format.h"
+#include "protocol/records/batch_reader.h"
+#include "protocol/records/validate.h"
 
 namespace runnel::storage {
 
-namespace records = protocol::records;
-
-std::optional<std::vector<RecordTime>> uncompressed_record_times(protocol::ByteView batch) {
-  auto h = records::read_batch_header(batch);
-  if (!h || h->compression() != records::Compression::none || batch.size() < h->total_size()) return std::nullopt;
-  protocol::Reader r(batch.subspan(records::kHeaderSize, h->total_size() - records::kHeaderSize));
+std::optional<std::vector<RecordTime>> record_times(protocol::ByteView batch) {
+  namespace r = protocol::records;
+  r::BatchRecordReader reader(batch, r::kDefaultMaxDecompressedBytes);
+  if (!reader.status().ok()) return std::nullopt;
+  const auto& h = reader.header();
   std::vector<RecordTime> out;
-  out.reserve(static_cast<size_t>(std::max(h->records_count, 0)));
-  for (int32_t i = 0; i < h->records_count && r.ok(); ++i) {
-    int32_t len = r.varint();
-    if (len < 0 || static_cast<size_t>(len) > r.remaining()) return std::nullopt;
-    protocol::Reader rec(r.view(len));
-    rec.i8();  // attributes
-    int64_t ts_delta = rec.varlong();
-    int32_t offset_delta = rec.varint();
-    if (!rec.ok()) return std::nullopt;
-    out.push_back({h->base_offset + offset_delta, h->base_timestamp + ts_delta});
+  out.reserve(static_cast<size_t>(std::max(h.records_count, 0)));
+  r::Record rec;
+  while (reader.next(rec)) {
+    int64_t ts = h.log_append_time() ? h.max_timestamp : h.base_timestamp + rec.timestamp_delta;
+    out.push_back({h.base_offset + rec.offset_delta, ts});
   }
-  if (!r.ok()) return std::nullopt;
+  if (!reader.status().ok()) return std::nullopt;
   return out;
 }
 

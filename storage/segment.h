@@ -115,10 +115,9 @@ class Segment {
   // offset < `max_offset`. nullopt if no batch here reaches `offset`.
   Result<std::optional<SegmentRead>> read(int64_t offset, int64_t max_bytes, int64_t max_offset, bool min_one_batch);
   // The first record at or after `starting_offset` with timestamp >= `ts`.
-  Result<std::optional<TimestampAndOffset>> find_offset_by_timestamp(int64_t ts, int64_t starting_offset,
-                                                                     const RecordTimesFn& record_times);
+  Result<std::optional<TimestampAndOffset>> find_offset_by_timestamp(int64_t ts, int64_t starting_offset);
   // The first record holding this segment's largest timestamp.
-  Result<std::optional<TimestampAndOffset>> find_max_timestamp(const RecordTimesFn& record_times);
+  Result<std::optional<TimestampAndOffset>> find_max_timestamp();
 
   // --- recovery
   // Checks the indexes and the batches after the last index entry (CRC
@@ -161,8 +160,7 @@ class Segment {
   Result<std::optional<BatchLocation>> translate_once(int64_t offset, bool& index_suspect);
   Result<std::vector<uint8_t>> read_batch_bytes(int64_t position, size_t size);
   Result<std::optional<TimestampAndOffset>> search_records(const BatchHeader& h, int64_t position, int64_t ts,
-                                                           int64_t starting_offset, const RecordTimesFn& fn,
-                                                           bool exact_match);
+                                                           int64_t starting_offset, bool exact_match);
   std::error_code trim_log_file();
   void load_rolling_timestamp();
 

@@ -92,27 +92,22 @@ Result<std::vector<uint8_t>> Segment::read_batch_bytes(int64_t position, size_t 
 }
 
 Result<std::optional<TimestampAndOffset>> Segment::search_records(const BatchHeader& h, int64_t position, int64_t ts,
-                                                                  int64_t starting_offset, const RecordTimesFn& fn,
-                                                                  bool exact_match) {
+                                                                  int64_t starting_offset, bool exact_match) {
   using Found = std::optional<TimestampAndOffset>;
   auto matches = [&](int64_t t) { return exact_match ? t == ts : t >= ts; };
   TimestampAndOffset batch_level{h.max_timestamp, std::max(h.base_offset, starting_offset), epoch_of(h)};
   if (h.log_append_time()) return matches(h.max_timestamp) ? Found(batch_level) : Found();
   auto bytes = read_batch_bytes(position, h.total_size());
   if (!bytes) return bytes.error();
-  ByteView view(bytes->data(), bytes->size());
-  std::optional<std::vector<RecordTime>> times;
-  if (fn) times = fn(view);
-  if (!times) times = uncompressed_record_times(view);
-  // Without a decoder for this codec, answer at batch granularity.
+  auto times = record_times(ByteView(bytes->data(), bytes->size()));
+  // A batch that does not decode is answered at batch granularity.
   if (!times) return Found(batch_level);
   for (const auto& t : *times)
     if (matches(t.timestamp) && t.offset >= starting_offset) return Found(TimestampAndOffset{t.timestamp, t.offset, epoch_of(h)});
   return Found();
 }
 
-Result<std::optional<TimestampAndOffset>> Segment::find_offset_by_timestamp(int64_t ts, int64_t starting_offset,
-                                                                            const RecordTimesFn& fn) {
+Result<std::optional<TimestampAndOffset>> Segment::find_offset_by_timestamp(int64_t ts, int64_t starting_offset) {
   if (auto ec = ensure_indexes()) return ec;
   TimestampOffset entry = time_index_.lookup(ts);
   auto loc = translate_offset(std::max(entry.offset, starting_offset));
@@ -122,7 +117,7 @@ Result<std::optional<TimestampAndOffset>> Segment::find_offset_by_timestamp(int6
   BatchHeader h = (*loc)->header;
   for (;;) {
     if (h.max_timestamp >= ts && h.last_offset() >= starting_offset) {
-      auto found = search_records(h, pos, ts, starting_offset, fn, false);
+      auto found = search_records(h, pos, ts, starting_offset, false);
       if (!found || *found) return found;
     }
     pos += static_cast<int64_t>(h.total_size());
@@ -134,7 +129,7 @@ Result<std::optional<TimestampAndOffset>> Segment::find_offset_by_timestamp(int6
   }
 }
 
-Result<std::optional<TimestampAndOffset>> Segment::find_max_timestamp(const RecordTimesFn& fn) {
+Result<std::optional<TimestampAndOffset>> Segment::find_max_timestamp() {
   if (auto ec = ensure_indexes()) return ec;
   auto loc = translate_offset(max_ts_.offset);
   if (!loc) return loc.error();
@@ -143,7 +138,7 @@ Result<std::optional<TimestampAndOffset>> Segment::find_max_timestamp(const Reco
   BatchHeader h = (*loc)->header;
   for (;;) {
     if (h.max_timestamp == max_ts_.timestamp) {
-      auto found = search_records(h, pos, max_ts_.timestamp, h.base_offset, fn, true);
+      auto found = search_records(h, pos, max_ts_.timestamp, h.base_offset, true);
       if (!found || *found) return found;
     }
     pos += static_cast<int64_t>(h.total_size());

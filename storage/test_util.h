@@ -167,8 +167,11 @@ inline std::vector<ReadBatch> read_all(Log& log, int64_t max_bytes = 1 << 20) {
   return out;
 }
 
+// Appends as a leader with no followers: the high watermark follows.
 inline Result<AppendInfo> append(Log& log, Bytes batch, int32_t epoch = 0) {
-  return log.append(std::span<uint8_t>(batch.data(), batch.size()), epoch);
+  auto info = log.append(std::span<uint8_t>(batch.data(), batch.size()), epoch);
+  if (info) log.maybe_increment_high_watermark(log.log_end_offset());
+  return info;
 }
 
 inline Bytes file_bytes(const fs::path& p) {

@@ -163,10 +163,49 @@ void GroupService::schedule_offsets_expiration() {
   });
 }
 
+namespace {
+
+// The coordinator's batch needs no client checks (Kafka's
+// AppendOrigin.COORDINATOR): it is only framed for the append. A plain
+// function, so the lambda never captures a coroutine parameter (GCC 12).
+std::function<replication::PreparedBatch()> built_batch(Bytes& batch) {
+  return [&batch] {
+    replication::PreparedBatch out;
+    out.bytes = std::span<uint8_t>(batch.data(), batch.size());
+    out.header = *rec::read_batch_header(batch);
+    return out;
+  };
+}
+
+}  // namespace
+
+// As Kafka's coordinators write: acks=all through the replica manager, with
+// the topic's min.insync.replicas, waiting up to offsets.commit.timeout.ms
+// for the high watermark to pass the records; then, with
+// runnel.acks.all.fsync, their fsync, as an acks=all produce is answered.
+awaitable<std::error_code> GroupService::write_batch(std::shared_ptr<replication::Partition> part, int32_t min_isr,
+                                                     Bytes batch) {
+  replication::AppendEntry entry;
+  entry.partition = part;
+  entry.request.origin = replication::AppendOrigin::coordinator;
+  entry.request.min_insync_replicas = min_isr;
+  entry.request.validate = built_batch(batch);
+  const auto timeout = std::chrono::milliseconds(broker_.config().get_int("offsets.commit.timeout.ms"));
+  co_await broker_.replica_manager().append_records(-1, timeout, std::span(&entry, 1));
+  if (!entry.result.ok()) {
+    RLOG_ERROR("append to %s-%d failed: error code %d", kOffsetsTopic, part->index(),
+               protocol::code(entry.result.status.code));
+    co_return std::make_error_code(std::errc::io_error);
+  }
+  if (!broker_.config().typed().acks_all_fsync) co_return std::error_code{};
+  co_return co_await sync_appended(broker_, part->log_ptr());
+}
+
 void GroupService::append(int32_t partition, std::vector<OffsetsRecord> records, AppendDone done) {
   if (auto ec = ensure_offsets_topic()) return done(ec);
-  auto part = broker_.topics().partition(kOffsetsTopic, partition);
-  if (!part) return done(std::make_error_code(std::errc::no_such_device));
+  auto topic = broker_.topics().find(kOffsetsTopic);
+  auto part = broker_.replica_manager().get_partition(kOffsetsTopic, PartitionId(partition));
+  if (!topic || !part) return done(std::make_error_code(std::errc::no_such_device));
   std::vector<rec::Record> rs(records.size());
   for (size_t i = 0; i < records.size(); ++i) {
     rs[i].offset_delta = static_cast<int32_t>(i);
@@ -176,14 +215,7 @@ void GroupService::append(int32_t partition, std::vector<OffsetsRecord> records,
   rec::BatchSpec spec;
   spec.base_timestamp = wall_ms();
   Bytes batch = rec::build_batch(spec, rs);
-  auto info = part->log().append(std::span<uint8_t>(batch.data(), batch.size()), part->leader_epoch());
-  if (!info) {
-    RLOG_ERROR("append to %s-%d failed: %s", kOffsetsTopic, partition, info.error().message().c_str());
-    return done(info.error());
-  }
-  part->fetch_watchers().check_and_complete();
-  if (!broker_.config().typed().acks_all_fsync) return done({});
-  asio::co_spawn(broker_.io(), sync_appended(broker_, part->log_ptr()),
+  asio::co_spawn(broker_.io(), write_batch(part, topic->config.min_insync_replicas, std::move(batch)),
                  [done = std::move(done)](std::exception_ptr e, std::error_code ec) {
                    done(e ? std::make_error_code(std::errc::io_error) : ec);
                  });

@@ -13,6 +13,7 @@
 #include "broker/asio.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/group/purgatory_timer.h"
+#include "replication/partition.h"
 
 namespace runnel::broker {
 class Broker;
@@ -45,6 +46,7 @@ class GroupService : public OffsetsStore {
 
  private:
   awaitable<void> load_partitions();
+  awaitable<std::error_code> write_batch(std::shared_ptr<replication::Partition> part, int32_t min_isr, Bytes batch);
   // Kafka's offsets.retention.check.interval.ms task, on the coordinator's timer.
   void schedule_offsets_expiration();
 

@@ -24,15 +24,6 @@ namespace {
 using p::ErrorCode;
 using PartitionResponse = p::ProduceResponse::TopicProduceResponse::PartitionProduceResponse;
 
-PartitionResponse error_response(int32_t index, ErrorCode code, std::string message = {}) {
-  PartitionResponse r;
-  r.index = index;
-  r.error_code = p::code(code);
-  r.base_offset = -1;
-  if (!message.empty()) r.error_message = std::move(message);
-  return r;
-}
-
 // KIP-467: each refused record by its index in the batch. A rule broken by
 // the batch as a whole names its first record, as Runnel always has.
 void record_errors(const protocol::records::BatchStatus& status, PartitionResponse& r) {
@@ -63,6 +54,28 @@ bool has_transactional_records(const BatchHeaders& headers) {
 
 // A plain function, not a coroutine: GCC 12 mishandles lambdas that capture
 // a coroutine's by-value parameters (the capture aliases the parameter).
+std::function<replication::PreparedBatch()> validation(const BrokerConfig& config, std::shared_ptr<Topic> topic,
+                                                       int32_t partition, const protocol::Records& records,
+                                                       const std::optional<protocol::records::BatchHeader>& header,
+                                                       int64_t now_ms) {
+  return [&config, topic = std::move(topic), partition, &records, &header, now_ms] {
+    return prepare_batch(config, *topic, partition, records, header, now_ms);
+  };
+}
+
+// The partition's answer, as Kafka's PartitionResponse carries it.
+PartitionResponse partition_response(int32_t index, replication::LeaderAppendResult& result, int16_t version) {
+  PartitionResponse r;
+  r.index = index;
+  r.error_code = p::code(result.status.code);
+  if (!result.status.message.empty()) r.error_message = result.status.message;
+  r.base_offset = result.base_offset.value();
+  r.log_append_time_ms = result.log_append_time_ms;
+  r.log_start_offset = result.log_start_offset.value();
+  if (version >= 8) record_errors(result.status, r);
+  return r;
+}
+
 std::function<std::error_code()> sync_all(const std::vector<std::shared_ptr<storage::Log>>& logs) {
   return [logs] {
     for (auto& log : logs)
@@ -94,88 +107,44 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
 
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch()).count();
-  std::vector<std::shared_ptr<storage::Log>> to_sync;
-  bool any_error = false;
+  // One entry per partition, in request order; the records stay in the
+  // request frame (validation and the append read them there).
+  std::vector<replication::AppendEntry> entries;
   auto next_header = headers.begin();
   for (auto& topic : req.topic_data) {
-    auto& tr = resp.responses.emplace_back();
-    tr.name = topic.name;
     auto t = b.topics().find(topic.name);
     for (auto& pd : topic.partition_data) {
       const auto& received = *next_header++;
+      auto& e = entries.emplace_back();
       if (request_error != ErrorCode::none) {
-        tr.partition_responses.push_back(error_response(pd.index, request_error));
-        any_error = true;
+        e.result.status = {request_error, {}, {}};
         continue;
       }
-      std::shared_ptr<Partition> part = t ? b.topics().partition(topic.name, pd.index) : nullptr;
-      if (!part) {
-        tr.partition_responses.push_back(error_response(pd.index, ErrorCode::unknown_topic_or_partition));
-        any_error = true;
+      e.partition = t ? b.replica_manager().get_partition(topic.name, PartitionId(pd.index)) : nullptr;
+      if (!e.partition) {
+        e.result.status = {ErrorCode::unknown_topic_or_partition, {}, {}};
         continue;
       }
-      if (req.acks == -1) {
-        const int32_t min_isr = t->config.min_insync_replicas;
-        if (static_cast<int32_t>(part->isr().size()) < min_isr) {
-          tr.partition_responses.push_back(error_response(
-              pd.index, ErrorCode::not_enough_replicas,
-              "The size of the current ISR " + std::to_string(part->isr().size()) +
-                  " is insufficient to satisfy the min.isr requirement of " + std::to_string(min_isr)));
-          any_error = true;
-          continue;
-        }
-      }
-      PreparedBatch batch = prepare_batch(b.config(), *t, pd.index, pd.records, received, now_ms);
-      if (!batch.status.ok()) {
-        RLOG_DEBUG("produce to %s-%d refused: %s", topic.name.c_str(), pd.index, batch.status.message.c_str());
-        auto r = error_response(pd.index, batch.status.code, batch.status.message);
-        if (batch.reports_log_start) r.log_start_offset = part->log().log_start_offset();
-        if (v >= 8) record_errors(batch.status, r);
-        tr.partition_responses.push_back(std::move(r));
-        any_error = true;
-        continue;
-      }
-      const auto& header = batch.header;
-      if (header.producer_id >= 0) {
-        SequenceCheck check = part->producers().check(header);
-        if (check.error != ErrorCode::none) {
-          // The log refused it: Kafka reports the log start offset.
-          tr.partition_responses.push_back(error_response(pd.index, check.error));
-          tr.partition_responses.back().log_start_offset = part->log().log_start_offset();
-          any_error = true;
-          continue;
-        }
-        if (check.duplicate_of) {
-          // Already appended: acknowledge with the original offsets, append nothing.
-          PartitionResponse r;
-          r.index = pd.index;
-          r.base_offset = check.duplicate_of->first_offset;
-          if (t->config.log.message_timestamp_type == storage::TimestampType::log_append_time)
-            r.log_append_time_ms = check.duplicate_of->timestamp;
-          r.log_start_offset = part->log().log_start_offset();
-          tr.partition_responses.push_back(std::move(r));
-          if (req.acks == -1) to_sync.push_back(part->log_ptr());
-          continue;
-        }
-      }
-      auto info = part->log().append(batch.bytes, part->leader_epoch());
-      if (!info) {
-        RLOG_ERROR("append to %s-%d failed: %s", topic.name.c_str(), pd.index, info.error().message().c_str());
-        tr.partition_responses.push_back(error_response(pd.index, ErrorCode::kafka_storage_error));
-        any_error = true;
-        continue;
-      }
-      if (header.producer_id >= 0)
-        part->producers().update(header, info->base_offset,
-                                 info->log_append_time_ms >= 0 ? info->log_append_time_ms : header.max_timestamp);
-      part->fetch_watchers().check_and_complete();
-      PartitionResponse r;
-      r.index = pd.index;
-      r.base_offset = info->base_offset;
-      r.log_append_time_ms = info->log_append_time_ms;
-      r.log_start_offset = info->log_start_offset;
-      tr.partition_responses.push_back(std::move(r));
-      if (req.acks == -1) to_sync.push_back(part->log_ptr());
+      e.request.origin = replication::AppendOrigin::client;
+      e.request.min_insync_replicas = t->config.min_insync_replicas;
+      e.request.log_append_time = t->config.log.message_timestamp_type == storage::TimestampType::log_append_time;
+      e.request.validate = validation(b.config(), t, pd.index, pd.records, received, now_ms);
+    }
+  }
+  co_await b.replica_manager().append_records(req.acks, std::chrono::milliseconds(std::max(0, req.timeout_ms)),
+                                              entries);
+
+  std::vector<std::shared_ptr<storage::Log>> to_sync;
+  bool any_error = false;
+  auto entry = entries.begin();
+  for (auto& topic : req.topic_data) {
+    auto& tr = resp.responses.emplace_back();
+    tr.name = topic.name;
+    for (auto& pd : topic.partition_data) {
+      auto& e = *entry++;
+      tr.partition_responses.push_back(partition_response(pd.index, e.result, v));
+      if (!e.result.ok()) any_error = true;
+      else if (req.acks == -1) to_sync.push_back(e.partition->log_ptr());
     }
   }
 

@@ -8,7 +8,7 @@
 // partition and min(MaxBytes, fetch.max.bytes) in all, except that the
 // first partition with data always returns at least one whole batch, so a
 // batch larger than the limits can still be consumed (KIP-74).
-// Long poll (broker/delayed_fetch.h): while fewer than MinBytes are ready
+// Long poll (replication/delayed_fetch.h): while fewer than MinBytes are ready
 // and no partition has an error, the request waits up to MaxWaitMs.
 // Fetch sessions (KIP-227) are not kept: every response carries session id
 // 0, which tells clients to send full fetches; they all support that.
@@ -18,7 +18,6 @@
 #include <tuple>
 
 #include "broker/broker.h"
-#include "broker/delayed_fetch.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_codes.h"
 
@@ -69,7 +68,7 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
   }
 
   std::vector<Wanted> wanted = distinct_partitions(req);
-  std::vector<FetchPartition> partitions;
+  std::vector<replication::FetchPartition> partitions;
   partitions.reserve(wanted.size());
   std::shared_ptr<Topic> topic;
   for (size_t i = 0; i < wanted.size(); ++i) {
@@ -87,24 +86,27 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
     pd.records = p::Records::view({});
     if (req.isolation_level == 0) pd.aborted_transactions = std::nullopt;
     std::shared_ptr<Partition> part =
-        topic && fp.partition >= 0 && fp.partition < static_cast<int32_t>(topic->partitions.size())
-            ? topic->partitions[static_cast<size_t>(fp.partition)]
-            : nullptr;
+        topic ? b.replica_manager().get_partition(topic->name, PartitionId(fp.partition)) : nullptr;
     if (!part)
       pd.error_code = p::code(v >= 13 && !topic ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition);
-    partitions.push_back({std::move(part), nullptr, fp.fetch_offset, fp.partition_max_bytes, fp.current_leader_epoch});
+    // Kafka's FetchRequest.optionalEpoch: a negative epoch is no epoch.
+    std::optional<LeaderEpoch> epoch;
+    if (fp.current_leader_epoch >= 0) epoch = LeaderEpoch(fp.current_leader_epoch);
+    partitions.push_back({std::move(part), nullptr, Offset(fp.fetch_offset), fp.partition_max_bytes, epoch});
   }
   // The response is whole now: its slots stay put.
   auto next = partitions.begin();
   for (auto& tr : resp.responses)
     for (auto& pd : tr.partitions) (next++)->out = &pd;
 
-  FetchParams params;
+  replication::FetchParams params;
   params.min_bytes = req.min_bytes;
   params.max_bytes = std::min<int64_t>(req.max_bytes, b.config().typed().fetch_max_bytes);
   // A broker shutting down answers with what it has.
   params.max_wait = std::chrono::milliseconds(b.stopping() ? 0 : req.max_wait_ms);
-  co_await fetch_messages(b.fetch_purgatory(), partitions, params);
+  params.isolation = req.isolation_level == 1 ? replication::FetchIsolation::txn_committed
+                                              : replication::FetchIsolation::high_watermark;
+  co_await b.replica_manager().fetch_messages(partitions, params);
   co_return resp;
 }
 

@@ -13,8 +13,19 @@
 namespace runnel::broker {
 
 namespace {
+
 using p::ErrorCode;
-constexpr int64_t kEarliestPendingUpload = -5;
+constexpr int32_t kConsumerReplicaId = -1;
+constexpr int32_t kDebuggingReplicaId = -2;
+
+// Kafka's handleListOffsetRequest: a consumer reads up to its isolation
+// level's bound, a replica (or a debugging tool) to the log end.
+replication::FetchIsolation isolation(const p::ListOffsetsRequest& req) {
+  if (req.replica_id != kConsumerReplicaId) return replication::FetchIsolation::log_end;
+  return req.isolation_level == 1 ? replication::FetchIsolation::txn_committed
+                                  : replication::FetchIsolation::high_watermark;
+}
+
 }  // namespace
 
 template <>
@@ -32,27 +43,21 @@ awaitable<p::ListOffsetsResponse> handle<p::ListOffsetsApi>(RequestContext& ctx,
         pr.error_code = p::code(ErrorCode::invalid_request);  // Kafka refuses duplicate partitions
         continue;
       }
-      auto part = b.topics().partition(rt.name, rp.partition_index);
+      auto part = b.replica_manager().get_partition(rt.name, PartitionId(rp.partition_index));
       if (!part) {
         pr.error_code = p::code(ErrorCode::unknown_topic_or_partition);
         continue;
       }
-      if (rp.current_leader_epoch >= 0 && rp.current_leader_epoch != part->leader_epoch()) {
-        pr.error_code = p::code(rp.current_leader_epoch > part->leader_epoch() ? ErrorCode::unknown_leader_epoch
-                                                                                : ErrorCode::fenced_leader_epoch);
-        continue;
-      }
-      if (rp.timestamp == kEarliestPendingUpload) continue;  // nothing is uploaded: offset -1
-      int64_t ts = rp.timestamp == storage::Log::kEarliestLocalTimestamp ? storage::Log::kEarliestTimestamp : rp.timestamp;
-      auto found = part->log().offset_for_timestamp(ts);
-      if (!found) {
-        pr.error_code = p::code(ErrorCode::kafka_storage_error);
-        continue;
-      }
-      if (*found) {
-        pr.timestamp = (*found)->timestamp;
-        pr.offset = (*found)->offset;
-        pr.leader_epoch = (*found)->leader_epoch;
+      // Kafka: -1 is no epoch (ListOffsetsResponse.UNKNOWN_EPOCH).
+      std::optional<LeaderEpoch> epoch;
+      if (rp.current_leader_epoch != -1) epoch = LeaderEpoch(rp.current_leader_epoch);
+      auto found = part->fetch_offset_for_timestamp(rp.timestamp, isolation(req), epoch,
+                                                    /*require_leader=*/req.replica_id != kDebuggingReplicaId);
+      pr.error_code = p::code(found.error);
+      if (found.found) {
+        pr.timestamp = found.found->timestamp;
+        pr.offset = found.found->offset;
+        pr.leader_epoch = found.found->leader_epoch;
       }
     }
   }

@@ -24,6 +24,13 @@ namespace {
 using p::ErrorCode;
 using Topic_ = p::MetadataResponse::MetadataResponseTopic;
 
+std::vector<int32_t> node_ids(const std::vector<NodeId>& nodes) {
+  std::vector<int32_t> out;
+  out.reserve(nodes.size());
+  for (NodeId n : nodes) out.push_back(n.value());
+  return out;
+}
+
 Topic_ describe(const Topic& t, int16_t version) {
   Topic_ out;
   out.name = t.name;
@@ -32,17 +39,17 @@ Topic_ describe(const Topic& t, int16_t version) {
   for (const auto& part : t.partitions) {
     p::MetadataResponse::MetadataResponseTopic::MetadataResponsePartition mp;
     mp.partition_index = part->index();
-    mp.leader_id = part->leader_id();
-    mp.leader_epoch = part->leader_epoch();
-    mp.replica_nodes = part->replicas();
-    mp.isr_nodes = part->isr();
+    mp.leader_id = part->leader_id().value();
+    mp.leader_epoch = part->leader_epoch().value();
+    mp.replica_nodes = node_ids(part->replicas());
+    mp.isr_nodes = node_ids(part->isr());
     if (part->log().dir_offline()) {
       // What Kafka's controller publishes once the only replica's log dir
       // fails: no leader (clients wait and ask again), the last ISR member
       // kept, the replica listed offline.
       mp.error_code = p::code(ErrorCode::leader_not_available);
       mp.leader_id = -1;
-      mp.offline_replicas = part->replicas();
+      mp.offline_replicas = mp.replica_nodes;
     }
     out.partitions.push_back(std::move(mp));
   }

@@ -76,9 +76,12 @@ awaitable<p::DeleteRecordsResponse> handle<p::DeleteRecordsApi>(RequestContext& 
       auto& pr = tr.partitions.emplace_back();
       pr.partition_index = rp.partition_index;
       pr.low_watermark = kInvalidLowWatermark;
-      auto part = b.topics().partition(rt.name, rp.partition_index);
+      auto part = topic ? b.replica_manager().get_partition(rt.name, PartitionId(rp.partition_index)) : nullptr;
+      ErrorCode local = part ? part->check_local_log(std::nullopt, /*require_leader=*/true) : ErrorCode::none;
       if (!topic || !part) {
         pr.error_code = p::code(ErrorCode::unknown_topic_or_partition);
+      } else if (local != ErrorCode::none) {
+        pr.error_code = p::code(local);  // Kafka's deleteRecordsOnLeader: only the leader deletes
       } else if (topic->internal) {
         pr.error_code = p::code(ErrorCode::invalid_topic_exception);
       } else if (!policy_allows_delete(*topic)) {

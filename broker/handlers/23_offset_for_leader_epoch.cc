@@ -22,24 +22,28 @@ using p::ErrorCode;
 using Result_ = p::OffsetForLeaderEpochResponse::OffsetForLeaderTopicResult::EpochEndOffset;
 using Request_ = p::OffsetForLeaderEpochRequest::OffsetForLeaderTopic::OffsetForLeaderPartition;
 
-Result_ end_offset(const TopicTable& topics, const std::string& topic, const Request_& rp) {
+constexpr int32_t kDebuggingReplicaId = -2;
+
+Result_ end_offset(const replication::ReplicaManager& replicas, const std::string& topic, const Request_& rp,
+                   int32_t replica_id) {
   Result_ r;
   r.partition = rp.partition;
   r.leader_epoch = -1;
   r.end_offset = -1;
-  auto part = topics.partition(topic, rp.partition);
+  auto part = replicas.get_partition(topic, PartitionId(rp.partition));
   if (!part) {
     r.error_code = p::code(ErrorCode::unknown_topic_or_partition);
     return r;
   }
-  if (rp.current_leader_epoch >= 0 && rp.current_leader_epoch != part->leader_epoch()) {
-    r.error_code = p::code(rp.current_leader_epoch > part->leader_epoch() ? ErrorCode::unknown_leader_epoch
-                                                                           : ErrorCode::fenced_leader_epoch);
-    return r;
-  }
-  auto [epoch, offset] = part->log().end_offset_for_epoch(rp.leader_epoch);
-  r.leader_epoch = epoch;
-  r.end_offset = offset;
+  // Kafka: -1 is no epoch (RecordBatch.NO_PARTITION_LEADER_EPOCH); only a
+  // debugging tool may ask a follower.
+  std::optional<LeaderEpoch> current;
+  if (rp.current_leader_epoch != -1) current = LeaderEpoch(rp.current_leader_epoch);
+  auto found = part->last_offset_for_leader_epoch(current, LeaderEpoch(rp.leader_epoch),
+                                                  /*require_leader=*/replica_id != kDebuggingReplicaId);
+  r.error_code = p::code(found.error);
+  r.leader_epoch = found.leader_epoch.value();
+  r.end_offset = found.end_offset.value();
   return r;
 }
 
@@ -52,7 +56,8 @@ awaitable<p::OffsetForLeaderEpochResponse> handle<p::OffsetForLeaderEpochApi>(Re
   for (const auto& t : req.topics) {
     auto& tr = resp.topics.emplace_back();
     tr.topic = t.topic;
-    for (const auto& rp : t.partitions) tr.partitions.push_back(end_offset(ctx.broker.topics(), t.topic, rp));
+    for (const auto& rp : t.partitions)
+      tr.partitions.push_back(end_offset(ctx.broker.replica_manager(), t.topic, rp, req.replica_id));
   }
   co_return resp;
 }

@@ -72,11 +72,12 @@ awaitable<p::DescribeLogDirsResponse> handle<p::DescribeLogDirsApi>(RequestConte
       TopicResult_ tr;
       tr.name = name;
       for (const auto& part : parts) {
-        storage::Log& log = part->log();
+        const replication::OffsetSnapshot offsets = part->offset_snapshot();
         TopicResult_::DescribeLogDirsPartition pr;
         pr.partition_index = part->index();
-        pr.partition_size = log.size_bytes();
-        pr.offset_lag = std::max<int64_t>(0, log.high_watermark() - log.log_end_offset());
+        pr.partition_size = part->log().size_bytes();
+        // Kafka's getLogEndOffsetLag: a leader is never behind itself.
+        pr.offset_lag = std::max<int64_t>(0, offsets.high_watermark - offsets.log_end_offset);
         pr.is_future_key = false;
         tr.partitions.push_back(pr);
       }

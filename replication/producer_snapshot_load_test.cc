@@ -2,10 +2,14 @@
 // log after it answers every produce as a full replay of the log does.
 #include <catch2/catch.hpp>
 
-#include "broker/partition.h"
+#include "replication/partition.h"
+#include "replication/test_partition.h"
 #include "storage/test_util.h"
 
 using namespace runnel::broker;
+using namespace runnel::replication;
+using runnel::NodeId;
+using runnel::PartitionId;
 using namespace runnel::storage::testing;
 using runnel::protocol::ErrorCode;
 namespace storage = runnel::storage;
@@ -35,17 +39,24 @@ Bytes idempotent_batch(int64_t pid, int16_t epoch, int32_t first_seq, int record
   return b;
 }
 
-// What the produce handler does: check, append unless refused or a
-// duplicate, record.
-SequenceCheck produce(Partition& p, Bytes b) {
-  auto h = *rec::read_batch_header(b);
-  SequenceCheck c = p.producers().check(h);
-  if (c.error != ErrorCode::none || c.duplicate_of) return c;
-  auto info = p.log().append(std::span<uint8_t>(b.data(), b.size()), 0);
-  REQUIRE(info);
-  p.producers().update(h, info->base_offset, h.max_timestamp);
-  return c;
+struct Produced {
+  ErrorCode error;
+};
+
+// A leader's append, as a Produce makes it: the partition checks the
+// sequence, appends, records the batch and snapshots where the log rolls.
+Produced produce(Partition& p, Bytes b) {
+  auto r = p.append_records_as_leader(runnel::replication::testing::client_append(b, 1));
+  return {r.status.code};
 }
+
+// The partition's clock, read from the test's.
+struct TestClock final : runnel::Clock {
+  explicit TestClock(FakeClock c) : fake(std::move(c)) {}
+  int64_t wall_ms() const override { return fake.now(); }
+  int64_t steady_ms() const override { return fake.now(); }
+  FakeClock fake;
+};
 
 int32_t seq_add(int32_t seq, int n) { return static_cast<int32_t>((int64_t(seq) + n) % (int64_t(INT32_MAX) + 1)); }
 
@@ -58,7 +69,13 @@ struct Producer {
 // A partition over the log in `dir`, opened clean or not.
 struct Opened {
   std::shared_ptr<storage::Log> log;
+  std::unique_ptr<TestClock> clock;
   std::unique_ptr<Partition> partition;
+  // What the broker does at a clean shutdown.
+  std::error_code close() {
+    if (auto ec = partition->snapshot_producers_before_close()) return ec;
+    return log->close();
+  }
 };
 
 Opened open_partition(const fs::path& dir, const FakeClock& clock, bool clean, int64_t recovery_point = 0) {
@@ -69,7 +86,9 @@ Opened open_partition(const fs::path& dir, const FakeClock& clock, bool clean, i
   REQUIRE(log);
   Opened out;
   out.log = std::move(*log);
-  out.partition = std::make_unique<Partition>("t", 0, out.log, 1);
+  out.clock = std::make_unique<TestClock>(clock);
+  out.partition = std::make_unique<Partition>("t", PartitionId(0), out.log, NodeId(1), *out.clock);
+  out.partition->become_leader_or_follower(PartitionState::single_node(NodeId(1)));
   REQUIRE_FALSE(out.partition->load_producer_state(clock.now(), kExpiration));
   return out;
 }
@@ -150,7 +169,7 @@ TEST_CASE("after a clean shutdown the snapshot at the log end offset is the whol
     auto p = open_partition(dir.path, clock, false);
     producers = write_stream(*p.partition, clock);
     leo = p.log->log_end_offset();
-    REQUIRE_FALSE(p.log->close());
+    REQUIRE_FALSE(p.close());
   }
   auto snapshots = storage::list_producer_snapshots(dir.path);
   REQUIRE(snapshots.back() == leo);
@@ -225,7 +244,7 @@ TEST_CASE("expired producers are neither written into snapshots nor loaded from 
     REQUIRE(produce(*p.partition, idempotent_batch(2, 0, 0, 1, clock.now())).error == ErrorCode::none);
     clock.advance(1000);  // producer 1 is now exactly producer.id.expiration.ms old: expired
     leo = p.log->log_end_offset();
-    REQUIRE_FALSE(p.log->close());
+    REQUIRE_FALSE(p.close());
   }
   auto written = storage::read_producer_snapshot(dir.path, leo);
   REQUIRE(written);

@@ -3,10 +3,15 @@
 // long poll used to stay on its partition until the next append).
 #include <catch2/catch.hpp>
 
-#include "broker/delayed_fetch.h"
+#include "replication/delayed_fetch.h"
 #include "storage/test_util.h"
 
 using namespace runnel::broker;
+using namespace runnel::replication;
+using runnel::LeaderEpoch;
+using runnel::NodeId;
+using runnel::Offset;
+using runnel::PartitionId;
 using namespace runnel::storage::testing;
 using namespace std::chrono_literals;
 using runnel::protocol::ErrorCode;
@@ -27,7 +32,8 @@ struct Fixture {
     auto opened = storage::Log::open(dir.path / "t-0", storage::LogConfig{}, options_with(clock));
     REQUIRE(opened);
     log = std::move(*opened);
-    partition = std::make_shared<Partition>("t", 0, log, 1);
+    partition = std::make_shared<Partition>("t", PartitionId(0), log, NodeId(1));
+    partition->become_leader_or_follower(PartitionState::single_node(NodeId(1)));
   }
 
   // One Fetch of this partition, run on the fixture's loop.
@@ -39,8 +45,10 @@ struct Fixture {
   std::unique_ptr<Fetch> spawn(int64_t offset, std::chrono::milliseconds max_wait, int32_t epoch = -1,
                                bool with_unhosted = false) {
     auto f = std::make_unique<Fetch>();
-    f->partitions.push_back({partition, &f->out, offset, 1 << 20, epoch});
-    if (with_unhosted) f->partitions.push_back({nullptr, &f->out, 0, 1 << 20, -1});
+    std::optional<LeaderEpoch> current;
+    if (epoch >= 0) current = LeaderEpoch(epoch);
+    f->partitions.push_back({partition, &f->out, Offset(offset), 1 << 20, current});
+    if (with_unhosted) f->partitions.push_back({nullptr, &f->out, Offset(0), 1 << 20, std::nullopt});
     asio::co_spawn(io, run(*f, purgatory, max_wait), asio::detached);
     return f;
   }

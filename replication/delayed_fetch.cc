@@ -1,0 +1,80 @@
+#include "replication/delayed_fetch.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace runnel::replication {
+
+namespace {
+
+// Reads one partition with `budget` bytes left; returns the bytes read, or
+// the error its slot now carries.
+int64_t read_one(FetchPartition& f, int64_t budget, bool min_one_batch, FetchIsolation isolation,
+                 ErrorCode& error) {
+  auto& out = *f.out;
+  out.records = protocol::Records::view({});
+  PartitionRead read = f.partition->read(f.fetch_offset, std::min<int64_t>(f.max_bytes, budget), isolation,
+                                         f.current_leader_epoch, min_one_batch);
+  error = read.error;
+  out.error_code = protocol::code(error);
+  if (read.offsets) {
+    out.high_watermark = read.offsets->high_watermark.value();
+    out.last_stable_offset = read.offsets->last_stable_offset.value();
+    out.log_start_offset = read.offsets->log_start_offset.value();
+  }
+  if (error != ErrorCode::none || read.records.length <= 0) return 0;
+  out.records = protocol::Records::file(read.records);
+  return read.records.length;
+}
+
+// DelayedFetch.tryComplete, asked at every append to (or deletion of) a
+// partition watched: complete once MinBytes are there or a partition has
+// an error. Each check reads into the response, so a completed wait has
+// its answer ready. A plain function: GCC 12 mishandles lambdas built
+// inside a coroutine from its by-value parameters.
+std::function<bool()> ready_check(std::span<FetchPartition> partitions, const FetchParams& params, int64_t min_bytes) {
+  return [partitions, max_bytes = params.max_bytes, isolation = params.isolation, min_bytes] {
+    FetchRead r = read_partitions(partitions, max_bytes, isolation);
+    return r.error || r.bytes >= min_bytes;
+  };
+}
+
+}  // namespace
+
+FetchRead read_partitions(std::span<FetchPartition> partitions, int64_t max_bytes, FetchIsolation isolation) {
+  FetchRead r;
+  for (auto& f : partitions) {
+    if (!f.partition) {
+      r.error = true;
+      continue;
+    }
+    ErrorCode error = ErrorCode::none;
+    // Kafka's readFromLog: the budget shrinks by what each partition
+    // returned; only the first partition with data may exceed it.
+    r.bytes += read_one(f, std::max<int64_t>(0, max_bytes - r.bytes), /*min_one_batch=*/r.bytes == 0, isolation,
+                        error);
+    r.error = r.error || error != ErrorCode::none;
+  }
+  return r;
+}
+
+awaitable<void> fetch_messages(broker::DelayedOperations& purgatory, std::span<FetchPartition> partitions,
+                               FetchParams params) {
+  // Kafka: fetchMinBytes = min(MinBytes, the response's max bytes).
+  const int64_t min_bytes = std::min<int64_t>(params.min_bytes, params.max_bytes);
+  FetchRead now = read_partitions(partitions, params.max_bytes, params.isolation);
+  if (params.max_wait.count() <= 0 || now.error || now.bytes >= min_bytes) co_return;
+
+  // Every partition here is hosted: an unhosted one is an error above.
+  std::vector<broker::WatchList*> watch;
+  watch.reserve(partitions.size());
+  for (auto& f : partitions) watch.push_back(&f.partition->fetch_watchers());
+  bool completed = co_await broker::wait_until(purgatory, watch,
+                                               broker::DelayedOperations::Clock::now() + params.max_wait,
+                                               ready_check(partitions, params, min_bytes));
+  // DelayedFetch.onComplete reads again at the deadline: retention may have
+  // moved the log start while nothing was appended.
+  if (!completed) read_partitions(partitions, params.max_bytes, params.isolation);
+}
+
+}  // namespace runnel::replication

@@ -1,0 +1,314 @@
+#include "replication/partition.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "broker/logging.h"
+#include "protocol/records/batch_reader.h"
+
+namespace runnel::replication {
+
+Partition::Partition(std::string topic, PartitionId id, std::shared_ptr<storage::Log> log, NodeId local_node,
+                     const Clock& clock)
+    : topic_(std::move(topic)), id_(id), log_(std::move(log)), local_node_(local_node), clock_(clock) {}
+
+bool Partition::become_leader_or_follower(const PartitionState& state) {
+  state_ = state;
+  role_ = state.leader == local_node_ ? Role::leader : Role::follower;
+  // Kafka resets what it knew of the followers when leadership changes:
+  // they must fetch again before they count toward the high watermark.
+  follower_log_end_.clear();
+  if (is_leader()) maybe_increment_high_watermark();
+  return is_leader();
+}
+
+ErrorCode Partition::check_local_log(std::optional<LeaderEpoch> current_leader_epoch, bool require_leader) const {
+  // Kafka's HostedPartition.Offline: a replica on a failed log dir answers
+  // nothing else.
+  if (log_->dir_offline()) return ErrorCode::kafka_storage_error;
+  if (current_leader_epoch) {
+    if (*current_leader_epoch < leader_epoch()) return ErrorCode::fenced_leader_epoch;
+    if (*current_leader_epoch > leader_epoch()) return ErrorCode::unknown_leader_epoch;
+  }
+  if (require_leader && !is_leader()) return ErrorCode::not_leader_or_follower;
+  return ErrorCode::none;
+}
+
+LeaderAppendResult Partition::append_records_as_leader(const LeaderAppendRequest& request) {
+  LeaderAppendResult out;
+  if (!is_leader()) {
+    out.status = {ErrorCode::not_leader_or_follower, {}, {}};
+    return out;
+  }
+  const auto isr_size = static_cast<int32_t>(isr().size());
+  if (request.required_acks == -1 && isr_size < request.min_insync_replicas) {
+    out.status = {ErrorCode::not_enough_replicas,
+                  "The size of the current ISR " + std::to_string(isr_size) +
+                      " is insufficient to satisfy the min.isr requirement of " +
+                      std::to_string(request.min_insync_replicas),
+                  {}};
+    return out;
+  }
+  PreparedBatch batch = request.validate();
+  if (!batch.status.ok()) {
+    RLOG_DEBUG("produce to %s-%d refused: %s", topic_.c_str(), index(), batch.status.message.c_str());
+    out.status = std::move(batch.status);
+    if (batch.reports_log_start) out.log_start_offset = log_start_offset();
+    return out;
+  }
+  const auto& header = batch.header;
+  if (header.producer_id >= 0) {
+    broker::SequenceCheck check = producers_.check(header);
+    if (check.error != ErrorCode::none) {
+      // The log refused it: Kafka reports the log start offset.
+      out.status = {check.error, {}, {}};
+      out.log_start_offset = log_start_offset();
+      return out;
+    }
+    if (check.duplicate_of) {
+      // Already appended: acknowledged with the original offsets, nothing appended.
+      out.duplicate = true;
+      out.base_offset = Offset(check.duplicate_of->first_offset);
+      out.last_offset = Offset(check.duplicate_of->last_offset);
+      if (request.log_append_time) out.log_append_time_ms = check.duplicate_of->timestamp;
+      out.log_start_offset = log_start_offset();
+      return out;
+    }
+  }
+  auto info = log_->append(batch.bytes, leader_epoch().value());
+  if (!info) {
+    RLOG_ERROR("append to %s-%d failed: %s", topic_.c_str(), index(), info.error().message().c_str());
+    out.status = {ErrorCode::kafka_storage_error, {}, {}};
+    return out;
+  }
+  // The state as of the new segment's base offset, this batch not yet in
+  // it: a restart loads it and replays only the segment. A failed write
+  // costs a longer replay at the next start, not the acknowledged batch.
+  if (info->rolled_at >= 0)
+    if (auto ec = write_producer_snapshot(info->rolled_at))
+      RLOG_WARN("%s-%d: producer snapshot at offset %lld: %s", topic_.c_str(), index(),
+                static_cast<long long>(info->rolled_at), ec.message().c_str());
+  if (header.producer_id >= 0)
+    producers_.update(header, info->base_offset,
+                      info->log_append_time_ms >= 0 ? info->log_append_time_ms : header.max_timestamp);
+  out.base_offset = Offset(info->base_offset);
+  out.last_offset = Offset(info->last_offset);
+  out.log_append_time_ms = info->log_append_time_ms;
+  out.log_start_offset = Offset(info->log_start_offset);
+  // Kafka: a moved high watermark wakes produces and fetches; otherwise the
+  // new log end may still complete a follower's fetch.
+  if (!maybe_increment_high_watermark()) fetch_watchers_.check_and_complete();
+  return out;
+}
+
+bool Partition::maybe_increment_high_watermark() {
+  if (!is_leader()) return false;
+  Offset candidate = log_end_offset();
+  for (NodeId replica : isr()) {
+    if (replica == local_node_) continue;
+    auto it = follower_log_end_.find(replica);
+    // A follower not heard from since this broker became leader holds it back.
+    Offset follower = it == follower_log_end_.end() ? kUnknownOffset : it->second;
+    candidate = std::min(candidate, follower);
+  }
+  if (!log_->maybe_increment_high_watermark(candidate.value())) return false;
+  produce_watchers_.check_and_complete();
+  fetch_watchers_.check_and_complete();
+  return true;
+}
+
+void Partition::update_follower_fetch_state(NodeId follower, Offset log_end_offset) {
+  follower_log_end_[follower] = log_end_offset;
+  maybe_increment_high_watermark();
+}
+
+bool Partition::enough_replicas_reached(Offset required, int32_t min_insync_replicas, ErrorCode& error) const {
+  if (!is_leader()) {
+    error = ErrorCode::not_leader_or_follower;
+    return true;
+  }
+  if (high_watermark() < required) return false;
+  error = static_cast<int32_t>(isr().size()) < min_insync_replicas ? ErrorCode::not_enough_replicas_after_append
+                                                                   : ErrorCode::none;
+  return true;
+}
+
+Offset Partition::last_fetchable_offset(FetchIsolation isolation) const {
+  switch (isolation) {
+    case FetchIsolation::log_end: return log_end_offset();
+    case FetchIsolation::high_watermark: return high_watermark();
+    case FetchIsolation::txn_committed: return last_stable_offset();
+  }
+  return high_watermark();
+}
+
+OffsetSnapshot Partition::offset_snapshot() const {
+  return {log_start_offset(), log_end_offset(), high_watermark(), last_stable_offset()};
+}
+
+namespace {
+
+ErrorCode read_error(std::error_code ec) {
+  if (ec == storage::StorageErrc::offset_out_of_range) return ErrorCode::offset_out_of_range;
+  // A closed log belongs to a partition deleted while a fetch waited.
+  if (ec == storage::StorageErrc::closed) return ErrorCode::unknown_topic_or_partition;
+  return ErrorCode::kafka_storage_error;
+}
+
+}  // namespace
+
+PartitionRead Partition::read(Offset fetch_offset, int64_t max_bytes, FetchIsolation isolation,
+                              std::optional<LeaderEpoch> current_leader_epoch, bool min_one_batch) {
+  PartitionRead out;
+  out.error = check_local_log(current_leader_epoch, /*require_leader=*/isolation != FetchIsolation::log_end);
+  if (out.error != ErrorCode::none) return out;
+  // Kafka's readRecords: the offsets are taken before the read, so the
+  // bound reported is never below the data returned.
+  out.offsets = offset_snapshot();
+  auto read = log_->read(fetch_offset.value(), max_bytes, last_fetchable_offset(isolation).value(), min_one_batch);
+  if (!read) {
+    out.error = read_error(read.error());
+    return out;
+  }
+  out.records = read->records;
+  return out;
+}
+
+OffsetForTimestamp Partition::fetch_offset_for_timestamp(int64_t timestamp, FetchIsolation isolation,
+                                                         std::optional<LeaderEpoch> current_leader_epoch,
+                                                         bool require_leader) {
+  constexpr int64_t kEarliestPendingUpload = -5;
+  OffsetForTimestamp out;
+  out.error = check_local_log(current_leader_epoch, require_leader);
+  if (out.error != ErrorCode::none) return out;
+  if (timestamp == kEarliestPendingUpload) return out;  // nothing is uploaded (no tiered storage): offset -1
+  const Offset last_fetchable = last_fetchable_offset(isolation);
+  if (timestamp == storage::Log::kLatestTimestamp) {
+    out.found = storage::TimestampAndOffset{storage::kNoTimestamp, last_fetchable.value(), leader_epoch().value()};
+    return out;
+  }
+  // Earliest local is the earliest: Runnel has no tiered storage.
+  if (timestamp == storage::Log::kEarliestLocalTimestamp) timestamp = storage::Log::kEarliestTimestamp;
+  auto found = log_->offset_for_timestamp(timestamp);
+  if (!found) {
+    out.error = ErrorCode::kafka_storage_error;
+    return out;
+  }
+  out.found = *found;
+  // A record a consumer cannot read yet is not an answer.
+  if (out.found && timestamp != storage::Log::kEarliestTimestamp && out.found->offset >= last_fetchable.value())
+    out.found.reset();
+  return out;
+}
+
+EpochEndOffset Partition::last_offset_for_leader_epoch(std::optional<LeaderEpoch> current_leader_epoch,
+                                                       LeaderEpoch leader_epoch, bool require_leader) const {
+  EpochEndOffset out;
+  out.error = check_local_log(current_leader_epoch, require_leader);
+  if (out.error != ErrorCode::none) return out;
+  auto [epoch, offset] = log_->end_offset_for_epoch(leader_epoch.value());
+  out.leader_epoch = LeaderEpoch(epoch);
+  out.end_offset = Offset(offset);
+  return out;
+}
+
+std::error_code Partition::replay_producers(int64_t from, int64_t to) {
+  // Batch headers only, read through the log in chunks of whole batches so
+  // memory stays bounded.
+  constexpr int64_t kChunk = 1 << 20;
+  int64_t offset = from;
+  protocol::Bytes buf;
+  while (offset < to) {
+    auto read = log_->read(offset, kChunk, to, true);
+    if (!read) return read.error();
+    const auto& region = read->records;
+    if (region.length <= 0) break;
+    buf.resize(static_cast<size_t>(region.length));
+    ssize_t n = ::pread(region.fd, buf.data(), buf.size(), region.offset);
+    if (n != static_cast<ssize_t>(buf.size())) return std::error_code(n < 0 ? errno : EIO, std::generic_category());
+    protocol::records::BatchIterator it(buf);
+    int64_t next = offset;
+    while (auto b = it.next()) {
+      const auto& h = b->header;
+      if (h.producer_id >= 0 && !h.is_control()) producers_.update(h, h.base_offset, h.max_timestamp);
+      next = h.last_offset() + 1;
+    }
+    if (next <= offset) break;  // no progress: nothing more to read
+    offset = next;
+  }
+  return {};
+}
+
+std::error_code Partition::load_producer_state(int64_t now_ms, int64_t expiration_ms) {
+  producer_expiration_ms_ = expiration_ms;
+  producers_.clear();
+  const auto& dir = log_->dir();
+  const int64_t start = log_->log_start_offset();
+  const int64_t end = log_->log_end_offset();
+  // Kafka's truncateAndReload: a snapshot above the log end describes
+  // batches the log no longer holds, and one at or below the log start is
+  // not needed.
+  if (auto ec = storage::delete_producer_snapshots_after(dir, end)) return ec;
+  if (auto ec = storage::delete_producer_snapshots_before(dir, start + 1)) return ec;
+
+  // The latest snapshot that reads back whole; a corrupt one is deleted
+  // and the next older one tried.
+  int64_t loaded_at = start;
+  bool loaded = false;
+  auto snapshots = storage::list_producer_snapshots(dir);
+  for (auto it = snapshots.rbegin(); it != snapshots.rend() && !loaded; ++it) {
+    auto entries = storage::read_producer_snapshot(dir, *it);
+    if (!entries) {
+      if (entries.error() != storage::StorageErrc::corrupt_checkpoint) return entries.error();
+      RLOG_WARN("%s-%d: producer snapshot at offset %lld is corrupt; deleting it", topic_.c_str(), index(),
+                static_cast<long long>(*it));
+      if (auto ec = storage::delete_producer_snapshot(dir, *it)) return ec;
+      continue;
+    }
+    for (const auto& e : *entries)
+      if (now_ms - e.timestamp < expiration_ms) producers_.load(e);
+    loaded_at = *it;
+    loaded = true;
+  }
+
+  // Kafka's rebuildProducerState: replay what follows, taking snapshots at
+  // the last two segments' bases on the way and one at the log end, so the
+  // next start (and a truncation) need not replay it again. Unlike Kafka,
+  // a log without any snapshot is replayed even after a clean shutdown:
+  // Kafka skips that for logs older than idempotence, but Runnel's older
+  // data dirs hold idempotent batches and no snapshots.
+  auto bases = log_->segment_base_offsets();
+  std::vector<int64_t> snapshot_at;
+  if (bases.size() >= 2) snapshot_at.push_back(bases[bases.size() - 2]);
+  if (!bases.empty()) snapshot_at.push_back(bases.back());
+  snapshot_at.push_back(end);
+  int64_t at = loaded_at;
+  for (int64_t target : snapshot_at) {
+    if (target <= at) continue;
+    if (auto ec = replay_producers(at, target)) return ec;
+    at = target;
+    auto entries = producers_.snapshot_entries(now_ms, expiration_ms);
+    if (auto ec = storage::write_producer_snapshot(dir, at, entries)) return ec;
+  }
+  RLOG_DEBUG("%s-%d: producer state from %s at %lld, replayed to %lld: %zu producer(s)", topic_.c_str(), index(),
+             loaded ? "snapshot" : "log start", static_cast<long long>(loaded_at), static_cast<long long>(end),
+             producers_.size());
+
+  return {};
+}
+
+std::error_code Partition::write_producer_snapshot(int64_t offset) {
+  return storage::write_producer_snapshot(log_->dir(), offset,
+                                          producers_.snapshot_entries(clock_.wall_ms(), producer_expiration_ms_));
+}
+
+std::error_code Partition::snapshot_producers_before_close() {
+  const int64_t end = log_->log_end_offset();
+  if (log_->dir_offline() || end <= log_->log_start_offset()) return {};
+  std::error_code missing;
+  if (storage::fs::exists(storage::producer_snapshot_path(log_->dir(), end), missing)) return {};
+  return write_producer_snapshot(end);
+}
+
+}  // namespace runnel::replication

@@ -1,0 +1,202 @@
+// Kafka's Partition: one partition this broker hosts, as leader or
+// follower. The rules that decide what a client may write and read live
+// here, written once:
+//
+//   - append_records_as_leader: the min.insync.replicas check (acks=all),
+//     validation, the idempotent producer's sequence check, the log append,
+//     the producer state update, the high watermark advance and the wake-up
+//     of waiting fetches and produces;
+//   - read / fetch_offset_snapshot / fetch_offset_for_timestamp: the leader
+//     epoch fencing of Partition.getLocalLog, and the bound of what a reader
+//     sees (the high watermark, or the last stable offset for read_committed).
+//
+// The high watermark is decided here: the smallest log end offset among the
+// ISR (Kafka's maybeIncrementHighWatermark). The log only stores it, since
+// retention and the cleaner must not pass it (Kafka's UnifiedLog does the
+// same). With one replica it is the log end offset after every append.
+// There are no transactions yet, so the last stable offset is the high
+// watermark.
+//
+// Event-loop state: everything but the log (which locks itself) belongs to
+// the broker's loop.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/ids.h"
+#include "broker/delayed_operations.h"
+#include "broker/producer_state.h"
+#include "protocol/error_codes.h"
+#include "replication/append.h"
+#include "storage/log.h"
+
+namespace runnel::replication {
+
+using protocol::ErrorCode;
+
+enum class Role : uint8_t { leader, follower };
+
+// A partition's place in the cluster, as the metadata says (Kafka's
+// LeaderAndIsr and the replica assignment).
+struct PartitionState {
+  NodeId leader = kNoNode;
+  LeaderEpoch leader_epoch{0};
+  std::vector<NodeId> replicas;
+  std::vector<NodeId> isr;
+
+  // A single node's partition: this node leads, alone in the ISR, in the
+  // epoch Runnel's single node has always served (0, the epoch its logs
+  // start in).
+  static PartitionState single_node(NodeId node) { return {node, LeaderEpoch(0), {node}, {node}}; }
+};
+
+// Which offset bounds a read (Kafka's FetchIsolation).
+enum class FetchIsolation : uint8_t {
+  log_end,         // a follower replicating
+  high_watermark,  // a consumer, read_uncommitted
+  txn_committed,   // a consumer, read_committed: the last stable offset
+};
+
+// Kafka's LogOffsetSnapshot.
+struct OffsetSnapshot {
+  Offset log_start_offset;
+  Offset log_end_offset;
+  Offset high_watermark;
+  Offset last_stable_offset;
+};
+
+// One partition's read (Kafka's LogReadResult).
+struct PartitionRead {
+  ErrorCode error = ErrorCode::none;
+  protocol::FileRegion records;  // whole batches; length 0 when there are none
+  // Unset when the epoch check refused the read: nothing about the log is told.
+  std::optional<OffsetSnapshot> offsets;
+};
+
+struct OffsetForTimestamp {
+  ErrorCode error = ErrorCode::none;
+  std::optional<storage::TimestampAndOffset> found;  // none: offset -1
+};
+
+// (-1, -1) when the epoch is unknown to the cache, as Kafka answers.
+struct EpochEndOffset {
+  ErrorCode error = ErrorCode::none;
+  LeaderEpoch leader_epoch = kNoLeaderEpoch;
+  Offset end_offset = kUnknownOffset;
+};
+
+class Partition {
+ public:
+  // `clock` dates producer state (expiration, snapshots); it must outlive the partition.
+  Partition(std::string topic, PartitionId id, std::shared_ptr<storage::Log> log, NodeId local_node,
+            const Clock& clock = Clock::system());
+  Partition(const Partition&) = delete;
+  Partition& operator=(const Partition&) = delete;
+
+  const std::string& topic() const { return topic_; }
+  PartitionId id() const { return id_; }
+  int32_t index() const { return id_.value(); }
+  storage::Log& log() { return *log_; }
+  const std::shared_ptr<storage::Log>& log_ptr() const { return log_; }
+
+  // Kafka's makeLeader / makeFollower: applies the metadata's leader, epoch,
+  // replicas and ISR, and forgets the followers' offsets. Returns true when
+  // this broker leads. The leader epoch cache is not written here yet: a
+  // single node stays in epoch 0, which opening a new log records.
+  bool become_leader_or_follower(const PartitionState& state);
+  Role role() const { return role_; }
+  bool is_leader() const { return role_ == Role::leader; }
+  NodeId leader_id() const { return state_.leader; }
+  LeaderEpoch leader_epoch() const { return state_.leader_epoch; }
+  const std::vector<NodeId>& replicas() const { return state_.replicas; }
+  const std::vector<NodeId>& isr() const { return state_.isr; }
+
+  Offset high_watermark() const { return Offset(log_->high_watermark()); }
+  Offset last_stable_offset() const { return high_watermark(); }
+  Offset log_start_offset() const { return Offset(log_->log_start_offset()); }
+  Offset log_end_offset() const { return Offset(log_->log_end_offset()); }
+
+  // Kafka's getPartitionOrError, checkCurrentLeaderEpoch and getLocalLog:
+  // a partition on an offline log dir is KAFKA_STORAGE_ERROR; an older
+  // epoch than ours is FENCED_LEADER_EPOCH, a newer one
+  // UNKNOWN_LEADER_EPOCH; no epoch (nullopt) is not checked; a follower
+  // asked for the leader's data is NOT_LEADER_OR_FOLLOWER.
+  ErrorCode check_local_log(std::optional<LeaderEpoch> current_leader_epoch, bool require_leader) const;
+
+  LeaderAppendResult append_records_as_leader(const LeaderAppendRequest& request);
+
+  // Kafka's checkEnoughReplicasReachOffset, for a waiting acks=all
+  // produce: true once the high watermark has reached `required` (the
+  // appended last offset + 1), with NOT_ENOUGH_REPLICAS_AFTER_APPEND in
+  // `error` if the ISR shrank below `min_insync_replicas` meanwhile; true
+  // with NOT_LEADER_OR_FOLLOWER if this broker no longer leads.
+  bool enough_replicas_reached(Offset required, int32_t min_insync_replicas, ErrorCode& error) const;
+
+  // Kafka's updateFollowerFetchState: a follower's fetch says its log end
+  // offset, which may move the high watermark.
+  void update_follower_fetch_state(NodeId follower, Offset log_end_offset);
+
+  PartitionRead read(Offset fetch_offset, int64_t max_bytes, FetchIsolation isolation,
+                     std::optional<LeaderEpoch> current_leader_epoch, bool min_one_batch);
+  // Kafka's fetchOffsetSnapshot, unfenced (DescribeLogDirs, Metadata).
+  OffsetSnapshot offset_snapshot() const;
+  // ListOffsets (Kafka's fetchOffsetForTimestamp), fenced as a read is:
+  // -1 (latest) is the last fetchable offset, -2 and -4 the log start, -5
+  // none; a timestamp's match must lie below the last fetchable offset.
+  OffsetForTimestamp fetch_offset_for_timestamp(int64_t timestamp, FetchIsolation isolation,
+                                                std::optional<LeaderEpoch> current_leader_epoch, bool require_leader);
+  // OffsetForLeaderEpoch (Kafka's lastOffsetForLeaderEpoch), fenced.
+  EpochEndOffset last_offset_for_leader_epoch(std::optional<LeaderEpoch> current_leader_epoch,
+                                              LeaderEpoch leader_epoch, bool require_leader) const;
+
+  // The delayed operations waiting on this partition (Kafka's purgatory
+  // keys): fetches wait for data, acks=all produces for the high watermark.
+  broker::WatchList& fetch_watchers() { return fetch_watchers_; }
+  broker::WatchList& produce_watchers() { return produce_watchers_; }
+  // After the log changed under waiting fetches (a deletion, retention).
+  void wake_fetches() { fetch_watchers_.check_and_complete(); }
+
+  broker::ProducerStateTable& producers() { return producers_; }
+  // Drops producers idle for producer.id.expiration.ms; the broker calls it
+  // every producer.id.expiration.check.interval.ms, as Kafka does.
+  void expire_producers(int64_t now_ms) { producers_.expire(now_ms, producer_expiration_ms_); }
+  // Loads the idempotent producers' state the way Kafka's LogLoader does:
+  // the latest valid snapshot (corrupt ones are deleted), then the log
+  // after it; without a snapshot, the whole log. Producers idle for
+  // `expiration_ms` (producer.id.expiration.ms) are left out. From then on
+  // the partition writes a snapshot wherever an append rolls the log.
+  std::error_code load_producer_state(int64_t now_ms, int64_t expiration_ms);
+  // Before a clean close (Kafka's UnifiedLog.close): a snapshot at the log
+  // end offset spares the next start any replay; none when one is there
+  // already, the log is empty or its dir is offline.
+  std::error_code snapshot_producers_before_close();
+
+ private:
+  // Kafka's maybeIncrementHighWatermark: the smallest log end offset in the
+  // ISR. Wakes the waiting produces and fetches when it moves.
+  bool maybe_increment_high_watermark();
+  Offset last_fetchable_offset(FetchIsolation isolation) const;
+  std::error_code replay_producers(int64_t from, int64_t to);
+  std::error_code write_producer_snapshot(int64_t offset);
+
+  std::string topic_;
+  PartitionId id_;
+  std::shared_ptr<storage::Log> log_;
+  NodeId local_node_;
+  const Clock& clock_;
+  Role role_ = Role::follower;
+  PartitionState state_;
+  // The followers' log end offsets, as their fetches report them.
+  std::map<NodeId, Offset> follower_log_end_;
+  broker::WatchList fetch_watchers_;
+  broker::WatchList produce_watchers_;
+  broker::ProducerStateTable producers_;
+  int64_t producer_expiration_ms_ = 86'400'000;
+};
+
+}  // namespace runnel::replication
