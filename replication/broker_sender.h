@@ -1,0 +1,81 @@
+// A connection from this broker to another, for the requests brokers send
+// each other (Kafka's BrokerBlockingSender over its NetworkClient): the
+// replica fetcher's Fetch and OffsetForLeaderEpoch. One request in flight
+// at a time, as a fetcher thread has; connected on first use and again
+// after any failure; every connect, write and read bounded by `timeout`
+// (replica.socket.timeout.ms), so a silent peer fails the request instead
+// of stalling the fetcher.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include "broker/asio.h"
+#include "protocol/codec/reader.h"
+#include "protocol/codec/writer.h"
+#include "protocol/header.h"
+#include "storage/errors.h"
+
+namespace runnel::replication {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using asio::ip::tcp;
+template <typename T>
+using Result = storage::Result<T>;
+
+class BrokerSender {
+ public:
+  BrokerSender(asio::any_io_executor ex, std::string host, uint16_t port, std::string client_id,
+               std::chrono::milliseconds timeout);
+  ~BrokerSender();
+
+  // Sends `request` at `version` and returns the peer's response. Errors:
+  // the connection's (refused, reset, timed out) or a malformed response;
+  // the connection is closed after either.
+  template <typename Api>
+  awaitable<Result<typename Api::Response>> send(const typename Api::Request& request, int16_t version);
+
+  void close();
+  const std::string& host() const { return host_; }
+  uint16_t port() const { return port_; }
+
+ private:
+  // One framed round trip: the request frame out, the response body back.
+  awaitable<Result<std::shared_ptr<protocol::Bytes>>> round_trip(protocol::Bytes frame);
+  awaitable<std::error_code> connect();
+
+  asio::any_io_executor ex_;
+  std::string host_;
+  uint16_t port_;
+  std::string client_id_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<tcp::socket> socket_;
+  int32_t next_correlation_id_ = 0;
+};
+
+template <typename Api>
+awaitable<Result<typename Api::Response>> BrokerSender::send(const typename Api::Request& request, int16_t version) {
+  protocol::Bytes frame(4);
+  protocol::Writer w(frame);
+  const int32_t correlation_id = next_correlation_id_++;
+  protocol::RequestHeader header{Api::key, version, correlation_id, client_id_, {}};
+  header.encode(w, protocol::request_header_version(Api::is_flexible(version)));
+  request.encode(w, version);
+  auto body = co_await round_trip(std::move(frame));
+  if (!body) co_return body.error();
+  protocol::Reader r(protocol::ByteView((*body)->data(), (*body)->size()), *body);
+  protocol::ResponseHeader rh;
+  rh.decode(r, protocol::response_header_version(Api::key, Api::is_flexible(version)));
+  typename Api::Response response;
+  response.decode(r, version);
+  if (!r.ok() || rh.correlation_id != correlation_id) {
+    close();
+    co_return std::make_error_code(std::errc::bad_message);
+  }
+  co_return response;
+}
+
+}  // namespace runnel::replication
