@@ -2,9 +2,11 @@
 // overrides, kept durable in the metadata store, one key per topic
 // (topics/<name>; on one node <first log dir>/runnel-topics.json).
 //
-// The read side: handlers look topics up here on the event loop. Changes
-// go through the topic front end (topic_frontend.h), which builds new
-// partitions off the loop and publishes them here.
+// The read side: handlers look topics up here on the event loop (those
+// that describe the cluster read the metadata image the broker publishes
+// from this table, broker/metadata_publisher.h). Changes go through the
+// topic front end (topic_frontend.h), which builds new partitions off the
+// loop and publishes them here.
 //
 // Kafka keeps this in its KRaft metadata log (__cluster_metadata); Runnel
 // in its metadata store (cluster/metadata_store.h). The partition directories themselves carry the topic id in
