@@ -84,6 +84,10 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
   if (!stored) throw std::runtime_error("cannot load topics: " + stored.error().message());
   if (auto ec = topics_->load(stored->kvs)) throw std::runtime_error("cannot load topics: " + ec.message());
   replica_manager_ = std::make_unique<replication::ReplicaManager>(io.get_executor(), *topics_, NodeId(node_id_));
+  // Kafka's metadata publishers: the replica manager acts on each change.
+  metadata_cache_.subscribe([rm = replica_manager_.get()](const cluster::MetadataDelta& d) { rm->apply_delta(d); });
+  metadata_publisher_.publish_all(broker_registration(config_, advertised_), *topics_);
+  topics_->on_change([this](const std::string& name) { metadata_publisher_.topic_changed(*topics_, name); });
   // Kafka's stray logs: partition directories no stored topic claims
   // (a creation that failed halfway, a crash mid-delete).
   for (const auto& d : logs_->set_aside_strays()) RLOG_WARN("stray log %s: %s", d.path.c_str(), d.reason.c_str());
@@ -133,8 +137,13 @@ const Listener& Broker::advertised_listener(const std::string& listener_name) co
 }
 
 void Broker::set_bound_port(const std::string& listener_name, uint16_t port) {
+  bool changed = false;
   for (auto& l : advertised_)
-    if (l.name == listener_name && l.port == 0) l.port = port;
+    if (l.name == listener_name && l.port == 0) {
+      l.port = port;
+      changed = true;
+    }
+  if (changed) metadata_publisher_.broker_changed(broker_registration(config_, advertised_));
 }
 
 void Broker::connection_opened(const std::shared_ptr<Connection>& c) { connections_.push_back(c); }

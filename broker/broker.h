@@ -12,10 +12,12 @@
 #include "broker/config.h"
 #include "broker/delayed_operations.h"
 #include "broker/dynamic_broker_config.h"
+#include "broker/metadata_publisher.h"
 #include "broker/request_memory.h"
 #include "broker/topic_frontend.h"
 #include "broker/topic_table.h"
 #include "cluster/local_metadata_store.h"
+#include "cluster/metadata_cache.h"
 #include "cluster/producer_id_allocator.h"
 #include "replication/replica_manager.h"
 #include "storage/log_manager.h"
@@ -42,8 +44,13 @@ class Broker {
   const std::string& cluster_id() const { return cluster_id_; }
   asio::io_context& io() { return io_; }
   RequestMemory& request_memory() { return request_memory_; }
-  // The topics as handlers read them; changes go through topic_frontend().
+  // The topics this broker hosts, with their partitions and typed
+  // configs; changes go through topic_frontend(). Each change is published
+  // into metadata_cache().
   TopicTable& topics() { return *topics_; }
+  // What the cluster says (brokers, controller, topics, leaders, ISR), as
+  // the handlers that describe the cluster read it.
+  const cluster::MetadataCache& metadata_cache() const { return metadata_cache_; }
   TopicFrontend& topic_frontend() { return topic_frontend_; }
   storage::LogManager& logs() { return *logs_; }
   cluster::ProducerIdAllocator& producer_ids() { return *producer_ids_; }
@@ -120,6 +127,8 @@ class Broker {
   std::unique_ptr<TopicTable> topics_;
   std::unique_ptr<replication::ReplicaManager> replica_manager_;
   TopicFrontend topic_frontend_{*this};
+  cluster::MetadataCache metadata_cache_;
+  MetadataPublisher metadata_publisher_{metadata_cache_, cluster_id_, NodeId(node_id_)};
   std::unique_ptr<cluster::ProducerIdAllocator> producer_ids_;
   std::vector<std::weak_ptr<Connection>> connections_;
   bool stopping_ = false;

@@ -76,4 +76,10 @@ void refuse_unimplemented_security(const BrokerConfig& config, const std::map<st
                         "than ignore a security setting");
 }
 
+std::string listener_security_protocol(const BrokerConfig& config, const std::string& listener) {
+  const auto protocols = protocol_map(config);
+  auto it = protocols.find(listener);
+  return it == protocols.end() ? "PLAINTEXT" : it->second;
+}
+
 }  // namespace runnel::broker

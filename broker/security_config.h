@@ -19,4 +19,9 @@ namespace runnel::broker {
 // super.users, a security.inter.broker.protocol other than PLAINTEXT, ...).
 void refuse_unimplemented_security(const BrokerConfig& config, const std::map<std::string, std::string>& props);
 
+// The security protocol a listener speaks, through
+// listener.security.protocol.map (which startup checked names every
+// listener); PLAINTEXT for a name it lacks.
+std::string listener_security_protocol(const BrokerConfig& config, const std::string& listener);
+
 }  // namespace runnel::broker

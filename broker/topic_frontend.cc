@@ -151,11 +151,9 @@ awaitable<TopicError> TopicFrontend::add_partitions(std::string name, int32_t co
     Reservation reserved(t, name, released_);
     auto opened = co_await broker_.run_blocking(creating(broker_.logs(), t.partition_spec(*topic), current, count));
     if (opened.error) co_return TopicError{ErrorCode::kafka_storage_error, opened.error.message()};
-    // The overrides may have changed while the logs were being made.
-    for (auto& p : opened.partitions) {
-      p->log().set_config(topic->config.log);
-      topic->partitions.push_back(std::move(p));
-    }
+    // The overrides may have changed while the logs were being made:
+    // add_partitions gives them the topic's config as it is now.
+    t.add_partitions(*topic, std::move(opened.partitions));
   }
   if (auto ec = co_await persist(*topic)) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
   RLOG_INFO("topic %s grown to %d partitions", name.c_str(), count);
@@ -167,9 +165,7 @@ awaitable<TopicError> TopicFrontend::set_overrides(std::string name, TopicOverri
   auto topic = t.find(name);
   if (!topic)
     co_return TopicError{ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
-  topic->config = t.topic_config(overrides);
-  topic->overrides = std::move(overrides);
-  for (auto& p : topic->partitions) p->log().set_config(topic->config.log);
+  t.set_overrides(*topic, std::move(overrides));
   if (auto ec = co_await persist(*topic)) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
   co_return TopicError{};
 }

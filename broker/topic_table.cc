@@ -99,13 +99,32 @@ std::shared_ptr<Topic> TopicTable::new_topic(const std::string& name, const Topi
 }
 
 void TopicTable::publish(std::shared_ptr<Topic> topic) {
+  const std::string name = topic->name;
   by_id_[topic->id] = topic;
-  by_name_[topic->name] = std::move(topic);
+  by_name_[name] = std::move(topic);
+  if (changed_) changed_(name);
 }
 
 void TopicTable::unpublish(const Topic& topic) {
-  by_name_.erase(topic.name);
+  const std::string name = topic.name;  // `topic` may be owned by the table alone
   by_id_.erase(topic.id);
+  by_name_.erase(name);
+  if (changed_) changed_(name);
+}
+
+void TopicTable::add_partitions(Topic& topic, std::vector<std::shared_ptr<Partition>> partitions) {
+  for (auto& p : partitions) {
+    p->log().set_config(topic.config.log);
+    topic.partitions.push_back(std::move(p));
+  }
+  if (changed_) changed_(topic.name);
+}
+
+void TopicTable::set_overrides(Topic& topic, TopicOverrides overrides) {
+  topic.config = topic_config(overrides);
+  topic.overrides = std::move(overrides);
+  for (auto& p : topic.partitions) p->log().set_config(topic.config.log);
+  if (changed_) changed_(topic.name);
 }
 
 std::shared_ptr<Topic> TopicTable::find(const std::string& name) const {

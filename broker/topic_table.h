@@ -2,9 +2,11 @@
 // overrides, kept durable in the metadata store, one key per topic
 // (topics/<name>; on one node <first log dir>/runnel-topics.json).
 //
-// The read side: handlers look topics up here on the event loop. Changes
-// go through the topic front end (topic_frontend.h), which builds new
-// partitions off the loop and publishes them here.
+// The read side: handlers look topics up here on the event loop (those
+// that describe the cluster read the metadata image the broker publishes
+// from this table, broker/metadata_publisher.h). Changes go through the
+// topic front end (topic_frontend.h), which builds new partitions off the
+// loop and publishes them here.
 //
 // Kafka keeps this in its KRaft metadata log (__cluster_metadata); Runnel
 // in its metadata store (cluster/metadata_store.h). The partition directories themselves carry the topic id in
@@ -85,6 +87,17 @@ class TopicTable {
   PartitionSpec partition_spec(const Topic& topic) const;
   void publish(std::shared_ptr<Topic> topic);
   void unpublish(const Topic& topic);
+  // Appends opened partitions to a published topic, under its current config.
+  void add_partitions(Topic& topic, std::vector<std::shared_ptr<Partition>> partitions);
+  // Replaces a published topic's overrides and gives its partition logs the new config.
+  void set_overrides(Topic& topic, TopicOverrides overrides);
+
+  // Runs after every change of a topic that readers can see (published,
+  // unpublished, grown, overrides replaced), with the topic's name; the
+  // broker publishes the metadata image from it. Not for load(): the
+  // broker publishes every loaded topic at once.
+  using Changed = std::function<void(const std::string& topic)>;
+  void on_change(Changed changed) { changed_ = std::move(changed); }
   // A topic as stored under keys::topic(name): {"name","id","partitions","configs"}.
   static std::string record(const Topic& topic);
 
@@ -101,6 +114,7 @@ class TopicTable {
   std::map<protocol::Uuid, std::shared_ptr<Topic>> by_id_;
   std::set<std::string> reserved_;
   PersistNow persist_now_;
+  Changed changed_;
 };
 
 }  // namespace runnel::broker

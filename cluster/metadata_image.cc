@@ -63,22 +63,37 @@ MetadataImage MetadataImage::without_broker(NodeId id) const {
 }
 
 MetadataImage MetadataImage::with_topic(TopicImage topic) const {
-  MetadataImage next = without_topic(topic.name);
-  if (auto other = next.by_id_.find(topic.id); other != next.by_id_.end())
-    throw std::invalid_argument("topic id of " + topic.name + " already names " + other->second->name);
-  auto ptr = std::make_shared<const TopicImage>(std::move(topic));
-  next.by_name_[ptr->name] = ptr;
-  next.by_id_[ptr->id] = ptr;
+  MetadataImage next = *this;
+  next.put_topic(std::move(topic));
+  return next;
+}
+
+MetadataImage MetadataImage::with_topics(std::vector<TopicImage> topics) const {
+  MetadataImage next = *this;
+  for (auto& t : topics) next.put_topic(std::move(t));
   return next;
 }
 
 MetadataImage MetadataImage::without_topic(const std::string& name) const {
   MetadataImage next = *this;
-  if (auto it = next.by_name_.find(name); it != next.by_name_.end()) {
-    next.by_id_.erase(it->second->id);
-    next.by_name_.erase(it);
-  }
+  next.erase_topic(name);
   return next;
+}
+
+void MetadataImage::erase_topic(const std::string& name) {
+  if (auto it = by_name_.find(name); it != by_name_.end()) {
+    by_id_.erase(it->second->id);
+    by_name_.erase(it);
+  }
+}
+
+void MetadataImage::put_topic(TopicImage topic) {
+  erase_topic(topic.name);
+  if (auto other = by_id_.find(topic.id); other != by_id_.end())
+    throw std::invalid_argument("topic id of " + topic.name + " already names " + other->second->name);
+  auto ptr = std::make_shared<const TopicImage>(std::move(topic));
+  by_name_[ptr->name] = ptr;
+  by_id_[ptr->id] = ptr;
 }
 
 MetadataImage MetadataImage::with_partition(const std::string& topic, PartitionId p,

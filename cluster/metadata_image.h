@@ -113,10 +113,15 @@ class MetadataImage {
   // Adds or replaces the topic of that name (a new id under an old name is
   // a new topic: the old one is deleted).
   MetadataImage with_topic(TopicImage topic) const;
+  // with_topic for each, in one copy (a whole store loaded at once).
+  MetadataImage with_topics(std::vector<TopicImage> topics) const;
   MetadataImage without_topic(const std::string& name) const;
   MetadataImage with_partition(const std::string& topic, PartitionId p, PartitionRegistration registration) const;
 
  private:
+  void erase_topic(const std::string& name);
+  void put_topic(TopicImage topic);
+
   std::string cluster_id_;
   int64_t revision_ = 0;
   std::optional<NodeId> controller_;

@@ -49,6 +49,19 @@ TEST_CASE("an image finds topics by name and id, and a copy shares the topics it
   CHECK_THROWS(b.with_topic(topic("v", 1, {})));  // one id, two names
 }
 
+TEST_CASE("with_topics adds and replaces many topics in one copy, as with_topic would one by one") {
+  MetadataImage a = MetadataImage("c").with_topic(topic("t", 1, {led_by(1, {1})})).with_topic(topic("u", 2, {}));
+  MetadataImage b = a.with_topics({topic("t", 1, {led_by(1, {1}), led_by(1, {1})}), topic("w", 3, {})});
+  CHECK(b.topic("u") == a.topic("u"));
+  REQUIRE(b.topic("t"));
+  CHECK(b.topic("t")->partitions.size() == 2);
+  CHECK(b.topic(uuid(1)) == b.topic("t"));
+  CHECK(b.topic(uuid(3))->name == "w");
+  CHECK(a.topic("t")->partitions.size() == 1);  // the original is untouched
+  CHECK_FALSE(a.topic("w"));
+  CHECK_THROWS(a.with_topics({topic("v", 2, {})}));  // one id, two names
+}
+
 TEST_CASE("live brokers are the registered, unfenced ones") {
   BrokerRegistration b1{NodeId(1), 10, {}, std::nullopt, false};
   BrokerRegistration b2{NodeId(2), 11, {}, std::nullopt, true};

@@ -20,6 +20,23 @@ bool ReplicaManager::become_leader_or_follower(const std::string& topic, Partiti
   return true;
 }
 
+void ReplicaManager::apply_delta(const cluster::MetadataDelta& delta) {
+  const cluster::LocalChanges changes = delta.local_changes(local_node_);
+  auto apply = [this](const cluster::LocalPartition& p) {
+    const PartitionState state{p.registration.leader, p.registration.leader_epoch, p.registration.replicas,
+                               p.registration.isr};
+    if (!become_leader_or_follower(p.topic, p.partition, state))
+      RLOG_WARN("%s-%d: the metadata names this broker a replica, but it does not host the partition", p.topic.c_str(),
+                p.partition.value());
+  };
+  for (const auto& p : changes.leaders) apply(p);
+  for (const auto& p : changes.followers) apply(p);
+  // changes.deletes: nothing to do here on one node. A topic leaves the
+  // image when the topic front end unpublishes it, and the front end then
+  // removes its logs itself (the part of Kafka's stopPartitions it does
+  // today); a reassignment off this broker needs other brokers.
+}
+
 void ReplicaManager::snapshot_producers_before_close() {
   for (const auto& [name, topic] : topics_.topics())
     for (const auto& partition : topic->partitions)

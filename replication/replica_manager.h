@@ -8,9 +8,11 @@
 //
 // Where the partitions live: still in the topic table's Topic (a view the
 // metadata side publishes as topics are created, grown and deleted); this
-// manager looks them up there. become_leader_or_follower is the entry the
-// cluster's metadata will drive; on one node it is applied when a
-// partition is opened (this node leads, alone in the ISR).
+// manager looks them up there. The cluster's metadata drives leadership:
+// apply_delta takes each change of the metadata cache's image (Kafka's
+// ReplicaManager.applyDelta). On one node a partition is already led by
+// this node, alone in the ISR, when it is opened, and the image says the
+// same, so applying it changes nothing.
 //
 // Event-loop state, as the partitions are.
 #pragma once
@@ -24,6 +26,7 @@
 #include "base/ids.h"
 #include "broker/asio.h"
 #include "broker/delayed_operations.h"
+#include "cluster/metadata_delta.h"
 #include "replication/delayed_fetch.h"
 #include "replication/delayed_produce.h"
 #include "replication/partition.h"
@@ -53,6 +56,9 @@ class ReplicaManager {
   // becomeLeaderOrFollower: makeLeaders / makeFollowers). False when the
   // partition is not hosted here.
   bool become_leader_or_follower(const std::string& topic, PartitionId id, const PartitionState& state);
+  // Kafka's applyDelta: this broker's partitions whose registration changed
+  // lead or follow as the new image says.
+  void apply_delta(const cluster::MetadataDelta& delta);
 
   // Kafka's appendToLocalLog: appends each entry's records as leader, in
   // order; an entry with no partition keeps the result it carries.

@@ -11,6 +11,10 @@
 // Authorized operations (v8+) are reported when asked, as Kafka without an
 // authorizer does: kafka-python always asks, and reads INT32_MIN's bit 31
 // as an operation it does not know.
+//
+// Brokers, controller, topics, leaders, epochs, replicas and ISR come from
+// the metadata cache's image; whether a replica's log dir is offline is
+// this broker's own state, from the replica manager.
 #include "broker/authorized_operations.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
@@ -31,19 +35,21 @@ std::vector<int32_t> node_ids(const std::vector<NodeId>& nodes) {
   return out;
 }
 
-Topic_ describe(const Topic& t, int16_t version) {
+Topic_ describe(const cluster::TopicImage& t, const replication::ReplicaManager& replicas) {
   Topic_ out;
   out.name = t.name;
   out.topic_id = t.id;
   out.is_internal = t.internal;
-  for (const auto& part : t.partitions) {
+  for (size_t i = 0; i < t.partitions.size(); ++i) {
+    const cluster::PartitionRegistration& reg = t.partitions[i];
+    const PartitionId id(static_cast<int32_t>(i));
     p::MetadataResponse::MetadataResponseTopic::MetadataResponsePartition mp;
-    mp.partition_index = part->index();
-    mp.leader_id = part->leader_id().value();
-    mp.leader_epoch = part->leader_epoch().value();
-    mp.replica_nodes = node_ids(part->replicas());
-    mp.isr_nodes = node_ids(part->isr());
-    if (part->log().dir_offline()) {
+    mp.partition_index = id.value();
+    mp.leader_id = reg.leader.value();
+    mp.leader_epoch = reg.leader_epoch.value();
+    mp.replica_nodes = node_ids(reg.replicas);
+    mp.isr_nodes = node_ids(reg.isr);
+    if (auto part = replicas.get_partition(t.name, id); part && part->log().dir_offline()) {
       // What Kafka's controller publishes once the only replica's log dir
       // fails: no leader (clients wait and ask again), the last ISR member
       // kept, the replica listed offline.
@@ -76,16 +82,24 @@ void report_authorized_operations(p::MetadataResponse& resp, const p::MetadataRe
 
 awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataRequest& req) {
   Broker& b = ctx.broker;
+  const replication::ReplicaManager& rm = b.replica_manager();
   const int16_t v = ctx.api_version();
   p::MetadataResponse resp;
-  const Listener& l = b.advertised_listener(ctx.listener_name);
-  resp.brokers.push_back({b.node_id(), l.host, l.port, b.config().typed().broker_rack, {}});
-  resp.cluster_id = b.cluster_id();
-  resp.controller_id = b.node_id();
+  // Held across the creations below: the brokers and the topics found
+  // before them are answered from one image.
+  const cluster::ImagePtr image = b.metadata_cache().image();
+  for (const auto& [id, broker] : image->brokers()) {
+    // The live brokers, each at its endpoint for the request's listener.
+    if (broker.fenced) continue;
+    if (const cluster::BrokerEndpoint* e = endpoint_for(broker, ctx.listener_name))
+      resp.brokers.push_back({id.value(), e->host, e->port, broker.rack, {}});
+  }
+  resp.cluster_id = image->cluster_id();
+  resp.controller_id = image->controller().value_or(kNoNode).value();
 
   const bool all_topics = !req.topics || (v == 0 && req.topics->empty());
   if (all_topics) {
-    for (const auto& [name, t] : b.topics().topics()) resp.topics.push_back(describe(*t, v));
+    for (const auto& [name, t] : image->topics()) resp.topics.push_back(describe(*t, rm));
     co_return resp;
   }
 
@@ -94,13 +108,13 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
   for (const auto& rt : *req.topics) {
     if (!rt.name) {
       // Named by id (v10+).
-      auto t = b.topics().find(rt.topic_id);
-      resp.topics.push_back(t ? describe(*t, v) : error_topic(std::nullopt, rt.topic_id, ErrorCode::unknown_topic_id));
+      auto t = image->topic(rt.topic_id);
+      resp.topics.push_back(t ? describe(*t, rm) : error_topic(std::nullopt, rt.topic_id, ErrorCode::unknown_topic_id));
       continue;
     }
     const std::string& name = *rt.name;
-    if (auto t = b.topics().find(name)) {
-      resp.topics.push_back(describe(*t, v));
+    if (auto t = image->topic(name)) {
+      resp.topics.push_back(describe(*t, rm));
       continue;
     }
     if (!may_create || TopicTable::is_internal(name)) {
@@ -129,16 +143,15 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
   for (size_t i : to_create) {
     std::string name = *resp.topics[i].name;
     CreatedTopic created = co_await b.topic_frontend().create(name, static_cast<int32_t>(partitions), {});
-    if (created.error.code == ErrorCode::topic_already_exists) {
-      // Created by another request meanwhile.
-      auto t = b.topics().find(name);
-      resp.topics[i] = t ? describe(*t, v) : error_topic(name, {}, ErrorCode::leader_not_available);
-    } else if (!created.error.ok()) {
+    if (!created.error.ok() && created.error.code != ErrorCode::topic_already_exists) {
       RLOG_ERROR("auto-creating topic %s: %s", name.c_str(), created.error.message.c_str());
       resp.topics[i] = error_topic(name, {}, created.error.code);
-    } else {
-      resp.topics[i] = describe(*created.topic, v);
+      continue;
     }
+    // Created, by this request or by another meanwhile: the image the
+    // creation published says how it stands.
+    auto t = b.metadata_cache()->topic(name);
+    resp.topics[i] = t ? describe(*t, rm) : error_topic(name, {}, ErrorCode::leader_not_available);
   }
   co_return resp;
 }

@@ -1,6 +1,7 @@
 // FindCoordinator (key 10): which broker coordinates a group (key type 0)
-// or a transactional id (1). With one broker the answer is this node, for
-// the listener the request arrived on. v0-3 carry one key; v4+ a batch of
+// or a transactional id (1). With one broker the answer is this node, as
+// the metadata cache's image registers it, for the listener the request
+// arrived on. v0-3 carry one key; v4+ a batch of
 // keys, each with its own error. Runnel has no transaction coordinator yet,
 // so transactional ids get TRANSACTIONAL_ID_AUTHORIZATION_FAILED, Kafka's
 // answer for an id the client may not use: clients fail at once, where
@@ -23,11 +24,23 @@ struct Answer {
   std::optional<std::string> message;
 };
 
-Answer find(Broker& b, int8_t key_type) {
+Answer coordinator_not_available() { return {ErrorCode::coordinator_not_available, "The coordinator is not available."}; }
+
+// The coordinator: this node, at the endpoint a client on `listener` uses.
+struct Node {
+  int32_t id = -1;
+  std::string host;
+  int32_t port = -1;
+};
+
+Answer find(Broker& b, int8_t key_type, const std::string& listener, Node& node) {
   if (key_type == 0) {
     // Like Kafka, the offsets topic is created when a group first needs it.
-    if (auto ec = b.groups().ensure_offsets_topic())
-      return {ErrorCode::coordinator_not_available, "The coordinator is not available."};
+    if (auto ec = b.groups().ensure_offsets_topic()) return coordinator_not_available();
+    const cluster::BrokerRegistration* self = b.metadata_cache()->broker(NodeId(b.node_id()));
+    const cluster::BrokerEndpoint* e = self ? endpoint_for(*self, listener) : nullptr;
+    if (!e) return coordinator_not_available();
+    node = {self->id.value(), e->host, e->port};
     return {};
   }
   if (key_type == 1) return {ErrorCode::transactional_id_authorization_failed, "Transactional Id authorization failed."};
@@ -39,26 +52,25 @@ Answer find(Broker& b, int8_t key_type) {
 template <>
 awaitable<p::FindCoordinatorResponse> handle<p::FindCoordinatorApi>(RequestContext& ctx, p::FindCoordinatorRequest& req) {
   Broker& b = ctx.broker;
-  const Listener& l = b.advertised_listener(ctx.listener_name);
   p::FindCoordinatorResponse resp;
   if (ctx.api_version() < 4) {
-    Answer a = find(b, req.key_type);
+    Node node;
+    Answer a = find(b, req.key_type, ctx.listener_name, node);
     resp.error_code = p::code(a.error);
     resp.error_message = a.message;
-    bool ok = a.error == ErrorCode::none;
-    resp.node_id = ok ? b.node_id() : -1;
-    resp.host = ok ? l.host : "";
-    resp.port = ok ? l.port : -1;
+    resp.node_id = node.id;
+    resp.host = node.host;
+    resp.port = node.port;
     co_return resp;
   }
   for (const auto& key : req.coordinator_keys) {
-    Answer a = find(b, req.key_type);
+    Node node;
+    Answer a = find(b, req.key_type, ctx.listener_name, node);
     auto& c = resp.coordinators.emplace_back();
     c.key = key;
-    bool ok = a.error == ErrorCode::none;
-    c.node_id = ok ? b.node_id() : -1;
-    c.host = ok ? l.host : "";
-    c.port = ok ? l.port : -1;
+    c.node_id = node.id;
+    c.host = node.host;
+    c.port = node.port;
     c.error_code = p::code(a.error);
     c.error_message = a.message;
   }

@@ -3,8 +3,9 @@
 // v0; v1 adds the endpoint type (KIP-919: brokers answer for BROKER only),
 // v2 the fenced flag and the request to include fenced brokers.
 //
-// This node is the only broker, never fenced, and reports itself as the
-// controller (Kafka's brokers report a live broker's id there). The
+// The brokers and the controller come from the metadata cache's image:
+// on one node this node alone, never fenced, and itself the controller
+// (Kafka's brokers report a live broker's id there). The
 // cluster's authorized operations are filled in only when asked for:
 // Runnel has no authorizer, so every cluster operation is allowed.
 #include "broker/authorized_operations.h"
@@ -42,16 +43,22 @@ awaitable<p::DescribeClusterResponse> handle<p::DescribeClusterApi>(RequestConte
     co_return resp;
   }
   resp.endpoint_type = kBrokerEndpoint;
-  resp.cluster_id = b.cluster_id();
-  resp.controller_id = b.node_id();
-  const Listener& l = b.advertised_listener(ctx.listener_name);
-  p::DescribeClusterResponse::DescribeClusterBroker self;
-  self.broker_id = b.node_id();
-  self.host = l.host;
-  self.port = l.port;
-  self.rack = b.config().typed().broker_rack;
-  self.is_fenced = false;
-  resp.brokers.push_back(std::move(self));
+  const cluster::MetadataImage& image = *b.metadata_cache();
+  resp.cluster_id = image.cluster_id();
+  resp.controller_id = image.controller().value_or(kNoNode).value();
+  for (const auto& [id, broker] : image.brokers()) {
+    // Fenced brokers only when asked for (v2+), as Kafka's brokers answer.
+    if (broker.fenced && !req.include_fenced_brokers) continue;
+    const cluster::BrokerEndpoint* e = endpoint_for(broker, ctx.listener_name);
+    if (!e) continue;
+    p::DescribeClusterResponse::DescribeClusterBroker out;
+    out.broker_id = id.value();
+    out.host = e->host;
+    out.port = e->port;
+    out.rack = broker.rack;
+    out.is_fenced = broker.fenced;
+    resp.brokers.push_back(std::move(out));
+  }
   if (req.include_cluster_authorized_operations) resp.cluster_authorized_operations = kAllClusterOperations;
   co_return resp;
 }
