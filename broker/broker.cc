@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/clock.h"
 #include "broker/connection.h"
 #include "broker/group/group_service.h"
 #include "broker/logging.h"
@@ -13,10 +14,7 @@ namespace runnel::broker {
 
 namespace {
 
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t now_ms() { return runnel::Clock::system().wall_ms(); }
 
 // The cluster id the log dirs already belong to, or a new one.
 std::string find_cluster_id(const BrokerConfig& config) {

@@ -6,7 +6,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
+
+#include "base/clock.h"
 
 namespace runnel::storage {
 
@@ -144,9 +145,6 @@ std::error_code remove_if_exists(const fs::path& path) {
   return {};
 }
 
-int64_t wall_clock_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
+int64_t wall_clock_ms() { return runnel::Clock::system().wall_ms(); }
 
 }  // namespace runnel::storage

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "broker/broker.h"
 #include "broker/logging.h"
 #include "protocol/records/batch_builder.h"
@@ -14,10 +15,7 @@ namespace {
 
 namespace rec = protocol::records;
 
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t wall_ms() { return runnel::Clock::system().wall_ms(); }
 
 CoordinatorConfig coordinator_config(const BrokerConfig& c, int32_t partitions) {
   CoordinatorConfig cc;

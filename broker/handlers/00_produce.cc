@@ -10,6 +10,7 @@
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition, as Kafka answers
 // it when the id is missing or not authorized: Runnel has no transactions
 // yet, so no producer can hold an authorized transactional id.
+#include "base/clock.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "broker/logging.h"
@@ -105,8 +106,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
     request_error = ErrorCode::transactional_id_authorization_failed;
   else if (req.acks != 0 && req.acks != 1 && req.acks != -1) request_error = ErrorCode::invalid_required_acks;
 
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch()).count();
+  const int64_t now_ms = runnel::Clock::system().wall_ms();
   // One entry per partition, in request order; the records stay in the
   // request frame (validation and the append read them there).
   std::vector<replication::AppendEntry> entries;
