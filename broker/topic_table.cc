@@ -1,16 +1,14 @@
 #include "broker/topic_table.h"
 
-#include <boost/json.hpp>
-
 #include "broker/logging.h"
 #include "cluster/etcd/key_layout.h"
+#include "cluster/metadata_codec.h"
 #include "storage/io.h"
 #include "storage/uuid_text.h"
 
 namespace runnel::broker {
 
 namespace fs = std::filesystem;
-namespace json = boost::json;
 using protocol::ErrorCode;
 
 namespace {
@@ -22,9 +20,7 @@ constexpr size_t kMaxNameLength = 249;  // Kafka's Topic.MAX_NAME_LENGTH
 TopicTable::TopicTable(const BrokerConfig& config, storage::LogManager& logs, PersistNow persist_now)
     : config_(config), logs_(logs), persist_now_(std::move(persist_now)) {}
 
-bool TopicTable::is_internal(const std::string& name) {
-  return name == "__consumer_offsets" || name == "__transaction_state";
-}
+bool TopicTable::is_internal(const std::string& name) { return cluster::is_internal_topic(name); }
 
 TopicError TopicTable::validate_name(const std::string& name) {
   if (name.empty()) return {ErrorCode::invalid_topic_exception, "Topic name is illegal, it can't be empty"};
@@ -42,25 +38,20 @@ TopicError TopicTable::validate_name(const std::string& name) {
 
 std::error_code TopicTable::load(const std::vector<cluster::KeyValue>& topics) {
   for (const auto& kv : topics) {
-    json::value doc;
-    try {
-      doc = json::parse(kv.value);
-    } catch (const std::exception& e) {
-      RLOG_ERROR("topic record %s is not valid JSON: %s", kv.key.c_str(), e.what());
+    auto decoded = cluster::decode_topic(kv.value);
+    if (auto* why = std::get_if<std::string>(&decoded)) {
+      RLOG_ERROR("topic record %s is not valid: %s", kv.key.c_str(), why->c_str());
       return storage::make_error_code(storage::StorageErrc::corrupt_checkpoint);
     }
-    const auto& t = doc.as_object();
+    auto& record = std::get<cluster::TopicRecord>(decoded);
     auto topic = std::make_shared<Topic>();
-    topic->name = json::value_to<std::string>(t.at("name"));
-    auto id = storage::uuid_from_base64(json::value_to<std::string>(t.at("id")));
-    if (!id) return storage::make_error_code(storage::StorageErrc::corrupt_checkpoint);
-    topic->id = *id;
+    topic->name = std::move(record.name);
+    topic->id = record.id;
     topic->internal = is_internal(topic->name);
-    for (const auto& [k, v] : t.at("configs").as_object()) topic->overrides[std::string(k)] = json::value_to<std::string>(v);
+    topic->overrides = std::move(record.configs);
     topic->config = topic_config(topic->overrides);
-    int64_t count = t.at("partitions").as_int64();
     const PartitionSpec spec = partition_spec(*topic);
-    for (int32_t p = 0; p < count; ++p) {
+    for (int32_t p = 0; p < record.partitions; ++p) {
       auto part = open_partition(logs_, spec, p);
       if (!part) return part.error();
       topic->partitions.push_back(*part);
@@ -72,12 +63,8 @@ std::error_code TopicTable::load(const std::vector<cluster::KeyValue>& topics) {
 }
 
 std::string TopicTable::record(const Topic& t) {
-  json::object configs;
-  for (const auto& [k, v] : t.overrides) configs[k] = v;
-  return json::serialize(json::object{{"name", t.name},
-                                      {"id", storage::uuid_to_base64(t.id)},
-                                      {"partitions", static_cast<int64_t>(t.partitions.size())},
-                                      {"configs", std::move(configs)}});
+  return cluster::encode_topic(
+      cluster::TopicRecord{t.name, t.id, static_cast<int32_t>(t.partitions.size()), t.overrides});
 }
 
 PartitionSpec TopicTable::partition_spec(const Topic& topic) const {

@@ -35,13 +35,17 @@ std::vector<NodeId> read_nodes(const json::value& v) {
 
 }  // namespace
 
-std::string encode_topic(const TopicImage& t) {
+std::string encode_topic(const TopicRecord& t) {
   json::object configs;
   for (const auto& [k, v] : t.configs) configs[k] = v;
   return json::serialize(json::object{{"name", t.name},
                                       {"id", storage::uuid_to_base64(t.id)},
-                                      {"partitions", static_cast<int64_t>(t.partitions.size())},
+                                      {"partitions", static_cast<int64_t>(t.partitions)},
                                       {"configs", configs}});
+}
+
+std::string encode_topic(const TopicImage& t) {
+  return encode_topic(TopicRecord{t.name, t.id, static_cast<int32_t>(t.partitions.size()), t.configs});
 }
 
 Decoded<TopicRecord> decode_topic(const std::string& text) {
@@ -49,13 +53,12 @@ Decoded<TopicRecord> decode_topic(const std::string& text) {
     TopicRecord r;
     r.name = json::value_to<std::string>(o.at("name"));
     auto id = storage::uuid_from_base64(json::value_to<std::string>(o.at("id")));
-    if (!id || id->is_zero()) return std::string("topic " + r.name + " has no valid id");
+    if (!id) return std::string("topic " + r.name + " has no valid id");
     r.id = *id;
     int64_t count = o.at("partitions").as_int64();
     if (count < 0 || count > INT32_MAX) return std::string("topic " + r.name + " has a bad partition count");
     r.partitions = static_cast<int32_t>(count);
-    if (auto* c = o.if_contains("configs"))
-      for (const auto& [k, v] : c->as_object()) r.configs[std::string(k)] = json::value_to<std::string>(v);
+    for (const auto& [k, v] : o.at("configs").as_object()) r.configs[std::string(k)] = json::value_to<std::string>(v);
     return r;
   });
 }

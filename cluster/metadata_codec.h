@@ -19,13 +19,15 @@ using Decoded = std::variant<T, std::string>;  // the value, or why it could not
 // topics/<name>: {"name","id" (base64),"partitions" (count),"configs"}.
 // The partitions come from their own keys; a topic's partition count says
 // how many there are.
-std::string encode_topic(const TopicImage& t);
+// The same form is every element of a single node's runnel-topics.json.
 struct TopicRecord {
   std::string name;
   Uuid id;
   int32_t partitions = 0;
   TopicConfigs configs;
 };
+std::string encode_topic(const TopicRecord& t);
+std::string encode_topic(const TopicImage& t);
 Decoded<TopicRecord> decode_topic(const std::string& json);
 
 std::string encode_partition(const PartitionRegistration& p);

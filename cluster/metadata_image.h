@@ -25,6 +25,11 @@ namespace runnel::cluster {
 using protocol::Uuid;
 using TopicConfigs = std::map<std::string, std::string>;
 
+// Kafka's internal topics (Topic.INTERNAL_TOPICS): the coordinators' own.
+inline bool is_internal_topic(const std::string& name) {
+  return name == "__consumer_offsets" || name == "__transaction_state";
+}
+
 struct BrokerEndpoint {
   std::string listener;           // "PLAINTEXT", or the listener's name
   std::string security_protocol;  // PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL

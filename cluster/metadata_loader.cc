@@ -69,11 +69,15 @@ std::optional<TopicImage> MetadataLoader::topic_from_keys(const std::string& nam
     return std::nullopt;
   }
   auto& r = std::get<TopicRecord>(record);
+  if (r.id.is_zero()) {
+    // Kafka's ZERO_UUID names no topic.
+    warn_("metadata key " + it->first + " left out: topic " + r.name + " has no valid id");
+    return std::nullopt;
+  }
   TopicImage t;
   t.name = r.name;
   t.id = r.id;
-  // Kafka's internal topics (Topic.INTERNAL_TOPICS).
-  t.internal = name == "__consumer_offsets" || name == "__transaction_state";
+  t.internal = is_internal_topic(name);
   t.configs = std::move(r.configs);
   t.mod_revision = it->second.mod_revision;
   for (int32_t i = 0; i < r.partitions; ++i) {
