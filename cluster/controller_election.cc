@@ -16,25 +16,25 @@ ControllerElection::ControllerElection(MetadataStore& store, NodeId self, std::f
 
 ControllerElection::~ControllerElection() { *alive_ = false; }
 
+void ControllerElection::resign() {
+  if (!is_controller()) return;
+  election_revision_ = 0;
+  if (on_resigned_) on_resigned_();
+}
+
 Compare ControllerElection::fence() const { return {keys::kController, election_revision_}; }
 
 void ControllerElection::start(LeaseId lease) {
   *alive_ = false;
   alive_ = std::make_shared<bool>(true);
   lease_ = lease;
-  if (is_controller()) {
-    election_revision_ = 0;
-    if (on_resigned_) on_resigned_();
-  }
+  resign();
   // Every change of the key, from now on: a deletion means a campaign.
   watch_ = store_.watch(keys::kController, 0, [this, alive = alive_](std::error_code ec, const std::vector<WatchEvent>& events) {
     if (!*alive) return;
     if (ec) {
       // The watch ended (the store went away): no longer sure to lead.
-      if (is_controller()) {
-        election_revision_ = 0;
-        if (on_resigned_) on_resigned_();
-      }
+      resign();
       return;
     }
     on_change(events);
@@ -45,24 +45,17 @@ void ControllerElection::start(LeaseId lease) {
 void ControllerElection::stop() {
   *alive_ = false;
   watch_.reset();
-  if (is_controller()) {
-    election_revision_ = 0;
-    if (on_resigned_) on_resigned_();
-  }
+  resign();
 }
 
 void ControllerElection::on_change(const std::vector<WatchEvent>& events) {
   for (const auto& e : events) {
     if (e.kv.key != keys::kController) continue;
     if (e.kind == WatchEvent::Kind::erase) {
-      if (is_controller()) {
-        election_revision_ = 0;
-        if (on_resigned_) on_resigned_();
-      }
+      resign();
       asio::co_spawn(store_.get_executor(), campaign(alive_, lease_), asio::detached);
-    } else if (is_controller() && e.kv.create_revision != election_revision_) {
-      election_revision_ = 0;
-      if (on_resigned_) on_resigned_();
+    } else if (e.kv.create_revision != election_revision_) {
+      resign();  // another broker's election
     }
   }
 }

@@ -39,6 +39,8 @@ class ControllerElection {
 
  private:
   awaitable<void> campaign(std::shared_ptr<bool> alive, LeaseId lease);
+  // Stops being the controller, if it was, and says so.
+  void resign();
   void on_change(const std::vector<WatchEvent>& events);
 
   MetadataStore& store_;
