@@ -6,6 +6,7 @@
 #include "broker/group/group_service.h"
 #include "broker/logging.h"
 #include "cluster/etcd/key_layout.h"
+#include "cluster/replica_placement.h"
 #include "storage/uuid_text.h"
 
 namespace runnel::broker {
@@ -78,13 +79,9 @@ TopicError TopicFrontend::validate_new_topic(const std::string& name, int32_t& p
   if (partitions <= 0)
     return {ErrorCode::invalid_partitions, "Number of partitions was set to an invalid non-positive value."};
   if (replication_factor == -1) replication_factor = static_cast<int16_t>(config.typed().default_replication_factor);
-  if (replication_factor <= 0)
-    return {ErrorCode::invalid_replication_factor, "Replication factor must be larger than 0, or -1 to use the default value."};
-  if (replication_factor > 1)
-    return {ErrorCode::invalid_replication_factor,
-            "Unable to replicate the partition " + std::to_string(replication_factor) +
-                " time(s): The target replication factor of " + std::to_string(replication_factor) +
-                " cannot be reached because only 1 broker(s) are registered."};
+  // The placement's own checks, over the one live broker this node is.
+  if (auto placed = cluster::place_replicas({NodeId(broker_.node_id())}, 0, 0, replication_factor); placed.error)
+    return {ErrorCode::invalid_replication_factor, placed.error->message};
   for (const auto& [k, v] : overrides)
     if (auto err = validate_topic_config(k, v); !err.empty()) return {ErrorCode::invalid_config, err};
   return {};
