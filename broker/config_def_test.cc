@@ -256,16 +256,7 @@ TEST_CASE("dynamic broker keys are exactly the first synonym of each topic confi
 TEST_CASE("typed topic configs follow override changes and the broker's dynamic defaults", "[config_def]") {
   storage::testing::TempDir dir;
   auto config = broker_with({{"log.dirs", dir.path.string()}});
-  auto open_logs = [&] {
-    storage::LogManagerOptions o;
-    o.log_dirs = {dir.path};
-    o.cluster_id = "MkU3OEVBNTcwNTJENDM2Qk";
-    o.node_id = 1;
-    o.load_on_demand = true;
-    auto logs = storage::LogManager::open(std::move(o));
-    REQUIRE(logs);
-    return std::move(*logs);
-  };
+  auto open_logs = [&] { return storage::testing::open_log_manager(dir.path, true); };
   std::string record;
   {
     auto logs = open_logs();

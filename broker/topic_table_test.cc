@@ -11,15 +11,7 @@ namespace storage = runnel::storage;
 
 namespace {
 
-std::unique_ptr<storage::LogManager> open_logs(const TempDir& dir) {
-  storage::LogManagerOptions o;
-  o.log_dirs = {dir.path};
-  o.cluster_id = "MkU3OEVBNTcwNTJENDM2Qk";
-  o.node_id = 1;
-  auto logs = storage::LogManager::open(std::move(o));
-  REQUIRE(logs);
-  return std::move(*logs);
-}
+std::unique_ptr<storage::LogManager> open_logs(const TempDir& dir) { return open_log_manager(dir.path); }
 
 }  // namespace
 

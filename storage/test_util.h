@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "protocol/records/batch_format.h"
 #include "storage/io.h"
 #include "storage/log.h"
+#include "storage/log_manager.h"
 
 namespace runnel::storage::testing {
 
@@ -183,6 +185,19 @@ inline Bytes file_bytes(const fs::path& p) {
 inline void write_bytes(const fs::path& p, const Bytes& b) {
   auto f = FileHandle::open(p, O_WRONLY | O_CREAT | O_TRUNC);
   if (f) (void)pwrite_all(f->fd(), b.data(), b.size(), 0);
+}
+
+// A log manager over `dir` for node 1 of a fixed cluster id, as the
+// broker-level tests open one.
+inline std::unique_ptr<LogManager> open_log_manager(const fs::path& dir, bool load_on_demand = false) {
+  LogManagerOptions o;
+  o.log_dirs = {dir};
+  o.cluster_id = "MkU3OEVBNTcwNTJENDM2Qk";
+  o.node_id = 1;
+  o.load_on_demand = load_on_demand;
+  auto logs = LogManager::open(std::move(o));
+  if (!logs) throw std::runtime_error("cannot open the log manager: " + logs.error().message());
+  return std::move(*logs);
 }
 
 }  // namespace runnel::storage::testing
