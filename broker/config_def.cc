@@ -49,8 +49,9 @@ const std::vector<ConfigKey> kBrokerKeys = {
     {"advertised.listeners", T::list, nullptr, listener_list(), I::high},
     {"listener.security.protocol.map", T::list,
      "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", {}, I::low},
-    {"inter.broker.listener.name", T::string, nullptr, {}, I::medium, nullptr, DynamicUpdate::read_only,
-     "a single node has no inter-broker traffic"},
+    // The listener brokers reach each other on (a cluster's replica fetches);
+    // unset: the first listener, as security.inter.broker.protocol names it.
+    {"inter.broker.listener.name", T::string, nullptr, {}, I::medium, nullptr, DynamicUpdate::read_only},
     // Only PLAINTEXT is served until security lands (security_config.h).
     {"security.inter.broker.protocol", T::string, "PLAINTEXT", one_of({"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}),
      I::medium},
@@ -156,6 +157,22 @@ const std::vector<ConfigKey> kBrokerKeys = {
      kSingleController},
     {"controller.listener.names", T::list, nullptr, {}, I::high, nullptr, DynamicUpdate::read_only, kSingleController},
     {"cluster.id", T::string, nullptr, {}, I::low},
+    // The cluster (issue 13): brokers register and the controller is elected
+    // in etcd. Without runnel.etcd.endpoints the node is its own cluster.
+    {"runnel.etcd.endpoints", T::list, nullptr, {}, I::high},
+    {"runnel.etcd.prefix", T::string, "/runnel/", {}, I::medium},
+    {"runnel.etcd.request.timeout.ms", T::int_, "5000", at_least(1), I::medium},
+    {"broker.session.timeout.ms", T::int_, "9000", at_least(1), I::medium},
+    {"broker.heartbeat.interval.ms", T::int_, "2000", at_least(1), I::medium},
+    // Replication (issue 14): followers fetch from their leaders.
+    {"num.replica.fetchers", T::int_, "1", at_least(1), I::high},
+    {"replica.fetch.max.bytes", T::int_, "1048576", at_least(0), I::medium},
+    {"replica.fetch.min.bytes", T::int_, "1", at_least(1), I::high},
+    {"replica.fetch.wait.max.ms", T::int_, "500", at_least(0), I::medium},
+    {"replica.fetch.response.max.bytes", T::int_, "10485760", at_least(0), I::medium},
+    {"replica.fetch.backoff.ms", T::int_, "1000", at_least(0), I::medium},
+    {"replica.lag.time.max.ms", T::long_, "30000", at_least(0), I::high},
+    {"replica.socket.timeout.ms", T::int_, "30000", at_least(0), I::high},
     // Runnel's own: the one deliberate difference from Kafka's durability.
     // acks=all appends are fsynced before they are acknowledged (group commit
     // shares one fdatasync among concurrent producers). false = Kafka's way.
