@@ -176,6 +176,12 @@ def metadata_v1(correlation_id, topics=None):
     return request(3, 1, correlation_id, body)
 
 
+def metadata_v7(correlation_id, topics=None, allow_auto_topic_creation=False):
+    """v7 adds each partition's leader epoch (KIP-320); still not flexible."""
+    body = i32(-1) if topics is None else array([string(t) for t in topics])
+    return request(3, 7, correlation_id, body + i8(1 if allow_auto_topic_creation else 0))
+
+
 def create_topics_v4(correlation_id, topics, timeout_ms=10000, validate_only=False):
     """topics: [(name, partitions, replication_factor)] or
     [(name, partitions, replication_factor, {config: value})]."""
@@ -324,6 +330,35 @@ def parse_metadata_v1_topics(body):
     r.array(topic)
     assert r.done(), "trailing bytes in Metadata v1 response"
     return out
+
+
+def parse_metadata_v7(body):
+    """-> {"brokers": {node_id: (host, port, rack)}, "cluster_id", "controller_id",
+    "topics": {name: {"error": code, "internal": bool, "partitions":
+    {index: {"error", "leader", "leader_epoch", "replicas", "isr", "offline"}}}}}"""
+    r = Reader(body)
+    r.i32()  # throttle
+    brokers = {}
+    for node_id, host, port, rack in r.array(lambda r: (r.i32(), r.string(), r.i32(), r.string())):
+        brokers[node_id] = (host, port, rack)
+    cluster_id = r.string()
+    controller_id = r.i32()
+
+    def ints(r):
+        return r.array(lambda r: r.i32())
+
+    def partition(r):
+        err, index, leader, epoch = r.i16(), r.i32(), r.i32(), r.i32()
+        return index, {"error": err, "leader": leader, "leader_epoch": epoch,
+                       "replicas": ints(r), "isr": ints(r), "offline": ints(r)}
+
+    def topic(r):
+        err, name, internal = r.i16(), r.string(), r.i8()
+        return name, {"error": err, "internal": bool(internal), "partitions": dict(r.array(partition))}
+
+    topics = dict(r.array(topic))
+    assert r.done(), "trailing bytes in Metadata v7 response"
+    return {"brokers": brokers, "cluster_id": cluster_id, "controller_id": controller_id, "topics": topics}
 
 
 def _parse_named_results(body, what):

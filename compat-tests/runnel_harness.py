@@ -63,6 +63,16 @@ def recv_frame(sock):
     return recv_exact(sock, size)
 
 
+def set_parent_death_signal(sig=signal.SIGKILL):
+    """prctl(PR_SET_PDEATHSIG, sig) in a child between fork and exec: the
+    child gets `sig` when the thread that forked it exits."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_PDEATHSIG = 1
+    if libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+
+
 class BrokerProcess:
     """The lifecycle a test harness needs from any broker process: stop by
     pid (SIGTERM, then SIGKILL), the crash (SIGKILL), restart on the same
@@ -198,8 +208,13 @@ class Runnel(BrokerProcess):
     error = RunnelError
     log_name = "runnel.log"
 
-    def __init__(self, binary=None, overrides=None, keep_dir=False, ready_timeout=30.0, max_open_files=None):
-        super().__init__(ready_timeout, keep_dir, "runnel-compat-")
+    # SIGKILLed when the thread that started it exits (the test died): the
+    # cluster tests set it; PR_SET_PDEATHSIG follows the starting *thread*.
+    die_with_parent = False
+
+    def __init__(self, binary=None, overrides=None, keep_dir=False, ready_timeout=30.0, max_open_files=None,
+                 prefix="runnel-compat-"):
+        super().__init__(ready_timeout, keep_dir, prefix)
         self.binary = binary or runnel_binary()
         self.overrides = dict(overrides or {})
         self.max_open_files = max_open_files  # `ulimit -n` of the broker process
@@ -220,16 +235,23 @@ class Runnel(BrokerProcess):
             log.write(b"=== runnel start: %s\n" % " ".join(args).encode())
             offset = log.tell()
             self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                         preexec_fn=self._limit_open_files if self.max_open_files else None)
+                                         preexec_fn=self._child_setup if self._needs_child_setup() else None)
         deadline = time.monotonic() + self.ready_timeout
         port = self._wait_for_port(offset, deadline)
         self.port = port
         self._wait_for_metadata(deadline)
         return self
 
-    def _limit_open_files(self):
-        import resource
-        resource.setrlimit(resource.RLIMIT_NOFILE, (self.max_open_files, self.max_open_files))
+    def _needs_child_setup(self):
+        return bool(self.max_open_files) or self.die_with_parent
+
+    def _child_setup(self):
+        """In the child before exec: `ulimit -n`, and the parent-death signal."""
+        if self.max_open_files:
+            import resource
+            resource.setrlimit(resource.RLIMIT_NOFILE, (self.max_open_files, self.max_open_files))
+        if self.die_with_parent:
+            set_parent_death_signal()
 
     def _wait_for_port(self, offset, deadline):
         while time.monotonic() < deadline:
