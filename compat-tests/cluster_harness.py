@@ -1,0 +1,438 @@
+"""A real etcd and N real `runnel serve` brokers in cluster mode, for the
+cluster tests (label "cluster").
+
+  - Etcd: Debian's etcd-server (/usr/bin/etcd, or $RUNNEL_ETCD) on free
+    loopback ports with a fresh data dir, the command line of
+    cluster/testing/etcd_process.h; ready when /health says so (bounded);
+    stopped by its pid (SIGTERM, then SIGKILL); SIGKILLed by the kernel if
+    the test process dies first (PR_SET_PDEATHSIG).
+  - Cluster: one Etcd, N brokers (runnel_harness.Runnel, node ids 1..N, each
+    its own temporary dir and kernel-picked port, kept across restarts), all
+    pointed at the etcd under a prefix of their own. Brokers are named by
+    node id: kill9(2), sigstop(2), sigcont(2), stop(2), start(2), restart(2).
+    start() returns once every broker's Metadata lists every broker and
+    names the same controller (bounded).
+  - wait_until(predicate, timeout, what): the only way the tests wait.
+  - Inside `with Cluster(...)`, or through run_tests(..., cluster), the log
+    of every process is printed when a test fails.
+
+Use with /usr/bin/python3 (Debian's, which has confluent-kafka and kafka-python).
+"""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+
+import kafka_wire as kw
+from runnel_harness import Runnel, runnel_binary, run_tests, set_parent_death_signal  # noqa: F401
+
+NONE = 0
+NOT_LEADER_OR_FOLLOWER = 6
+TOPIC_ALREADY_EXISTS = 36
+INVALID_REPLICATION_FACTOR = 38
+
+
+class ClusterError(RuntimeError):
+    pass
+
+
+def free_port():
+    """A loopback port nothing listens on right now (bound and released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(predicate, timeout, what, poll=0.1):
+    """Calls predicate() until it returns a true value (returned) or
+    `timeout` seconds pass (AssertionError naming `what` and the last answer
+    or exception). An exception from predicate counts as "not yet"."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        try:
+            value = predicate()
+            if value:
+                return value
+            last = value
+        except Exception as e:  # not yet: a refused connection, an AssertionError with details
+            last = "%s: %s" % (type(e).__name__, e)
+        if time.monotonic() >= deadline:
+            raise AssertionError("timed out after %.1f s waiting for %s; last: %s" % (timeout, what, last))
+        time.sleep(poll)
+
+
+def seed_assignment(live_ids, partitions, replication_factor):
+    """The seed rule: sort the live ids; partition i's replicas are
+    sorted[(i + j) mod n] for j = 0..rf-1, the first the preferred leader."""
+    ids = sorted(live_ids)
+    n = len(ids)
+    return {i: [ids[(i + j) % n] for j in range(replication_factor)] for i in range(partitions)}
+
+
+class Etcd:
+    binary = os.environ.get("RUNNEL_ETCD", "/usr/bin/etcd")
+    name = "etcd"
+
+    def __init__(self, ready_timeout=20.0, keep_dir=False):
+        self.ready_timeout = ready_timeout
+        self.keep_dir = keep_dir
+        self.tmp = tempfile.mkdtemp(prefix="runnel-etcd-")
+        self.log_path = os.path.join(self.tmp, "etcd.log")
+        self.client_port = self.peer_port = 0
+        self.proc = None
+
+    @property
+    def endpoint(self):
+        return "http://127.0.0.1:%d" % self.client_port
+
+    def args(self):
+        client, peer = self.endpoint, "http://127.0.0.1:%d" % self.peer_port
+        return [self.binary, "--data-dir", os.path.join(self.tmp, "data"),
+                "--listen-client-urls", client, "--advertise-client-urls", client,
+                "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                "--initial-cluster", "default=" + peer]
+
+    def start(self):
+        # A port taken between free_port() and etcd's bind fails the start: retry.
+        for _ in range(3):
+            self.client_port, self.peer_port = free_port(), free_port()
+            with open(self.log_path, "ab") as log:
+                log.write(b"=== etcd start: %s\n" % " ".join(self.args()).encode())
+                log.flush()
+                self.proc = subprocess.Popen(self.args(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                             preexec_fn=set_parent_death_signal)
+            if self._wait_ready():
+                return self
+            self.stop()
+        self._dump()
+        raise ClusterError("etcd did not become healthy in %.0f s (3 tries)" % self.ready_timeout)
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + self.ready_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            if self.healthy():
+                return True
+            time.sleep(0.05)
+        return False
+
+    def healthy(self):
+        try:
+            with urllib.request.urlopen(self.endpoint + "/health", timeout=1) as r:
+                return b'"health":"true"' in r.read()
+        except OSError:
+            return False
+
+    def stop(self, timeout=5.0):
+        """SIGTERM by pid, SIGKILL if it has not exited within `timeout`."""
+        if self.proc is None:
+            return
+        proc, self.proc = self.proc, None
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+
+    def close(self):
+        try:
+            self.stop()
+        finally:
+            if not self.keep_dir:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def log_text(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def _dump(self, limit=100_000):
+        text = self.log_text()
+        if len(text) > limit:
+            text = "... (%d bytes cut)\n" % (len(text) - limit) + text[-limit:]
+        sys.stderr.write("----- etcd log (%s) -----\n%s----- end of etcd log -----\n" % (self.log_path, text))
+        sys.stderr.flush()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            self._dump()
+        self.close()
+        return False
+
+
+class ClusterBroker(Runnel):
+    """A Runnel that dies with the test and is named by its node id."""
+    die_with_parent = True
+
+    def __init__(self, node_id, binary, overrides, keep_dir, ready_timeout):
+        super().__init__(binary, overrides, keep_dir, ready_timeout, prefix="runnel-cluster-%d-" % node_id)
+        self.node_id = node_id
+        self.name = "runnel node %d" % node_id
+        self.stopped = False  # SIGSTOPped
+
+    def stop(self, timeout=None):
+        if self.stopped and self.proc is not None:  # a stopped process cannot handle SIGTERM
+            os.kill(self.proc.pid, signal.SIGCONT)
+            self.stopped = False
+        return super().stop(timeout)
+
+    def kill9(self):
+        self.stopped = False  # SIGKILL ends a stopped process too
+        super().kill9()
+
+
+class Cluster:
+    def __init__(self, n=3, binary=None, overrides=None, session_timeout_ms=3000, heartbeat_interval_ms=1000,
+                 ready_timeout=60.0, keep_dir=False):
+        self.n = n
+        self.session_timeout_ms = session_timeout_ms
+        self.ready_timeout = ready_timeout
+        self.etcd = Etcd(keep_dir=keep_dir)
+        self.prefix = "/runnel-test-%s/" % uuid.uuid4().hex[:12]
+        binary = binary or runnel_binary()
+        base = {
+            "runnel.etcd.prefix": self.prefix,
+            "broker.session.timeout.ms": str(session_timeout_ms),
+            "broker.heartbeat.interval.ms": str(heartbeat_interval_ms),
+            "default.replication.factor": "1",
+            "offsets.topic.replication.factor": str(min(3, n)),
+            "min.insync.replicas": "1",
+            "num.partitions": "1",
+            "group.initial.rebalance.delay.ms": "0",
+        }
+        base.update(overrides or {})
+        self.brokers = {i: ClusterBroker(i, binary, dict(base, **{"node.id": str(i)}), keep_dir, ready_timeout)
+                        for i in range(1, n + 1)}
+        self._corr = 100
+
+    # -- lifecycle ------------------------------------------------------------
+
+    def start(self):
+        self.etcd.start()
+        for b in self.brokers.values():
+            b.overrides["runnel.etcd.endpoints"] = self.etcd.endpoint
+            b.start()
+        self.wait_formed(self.ready_timeout, "the %d brokers to form a cluster" % self.n)
+        return self
+
+    def wait_formed(self, timeout, what):
+        """Every live broker's Metadata lists exactly the live brokers (at
+        their ports) and names the same controller, one of them."""
+        def formed():
+            live = self.live_ids()
+            views = {i: self.metadata(i) for i in live}
+            for i, md in views.items():
+                listed = {nid: port for nid, (host, port, _) in md["brokers"].items()}
+                want = {j: self.brokers[j].port for j in live}
+                assert listed == want, "node %d lists %s, want %s" % (i, listed, want)
+            controllers = {md["controller_id"] for md in views.values()}
+            assert len(controllers) == 1 and controllers <= set(live), "controllers named: %s" % controllers
+            return True
+        return wait_until(formed, timeout, what)
+
+    def start_broker(self, node_id):
+        """Starts a broker that was stopped or killed (same dir, same port)."""
+        return self.brokers[node_id].start()
+
+    def stop(self, node_id, timeout=None):
+        return self.brokers[node_id].stop(timeout)
+
+    def kill9(self, node_id):
+        self.brokers[node_id].kill9()
+
+    def restart(self, node_id, graceful=True):
+        b = self.brokers[node_id]
+        if b.proc is None:
+            return b.start()
+        return b.restart(graceful)
+
+    def sigstop(self, node_id):
+        b = self.brokers[node_id]
+        os.kill(b.proc.pid, signal.SIGSTOP)
+        b.stopped = True
+
+    def sigcont(self, node_id):
+        b = self.brokers[node_id]
+        os.kill(b.proc.pid, signal.SIGCONT)
+        b.stopped = False
+
+    def live_ids(self):
+        """Brokers running and not SIGSTOPped."""
+        return sorted(i for i, b in self.brokers.items() if b.alive() and not b.stopped)
+
+    def bootstrap(self, node_ids=None):
+        ids = self.live_ids() if node_ids is None else node_ids
+        return ",".join(self.brokers[i].bootstrap for i in ids)
+
+    def port(self, node_id):
+        return self.brokers[node_id].port
+
+    def close(self):
+        errors = []
+        for b in self.brokers.values():
+            try:
+                b.close()
+            except Exception as e:
+                errors.append("%s: %s" % (b.name, e))
+        self.etcd.close()
+        if errors:
+            sys.stderr.write("cluster close: %s\n" % "; ".join(errors))
+
+    def _dump(self):
+        self.etcd._dump()
+        for b in self.brokers.values():
+            b._dump()
+
+    def __enter__(self):
+        try:
+            return self.start()
+        except BaseException:
+            self._dump()
+            self.close()
+            raise
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            self._dump()
+        self.close()
+        return False
+
+    # -- wire helpers ---------------------------------------------------------
+
+    def _next_corr(self):
+        self._corr += 1
+        return self._corr
+
+    def call(self, node_id, frame_fn, timeout=10.0):
+        """frame_fn(correlation_id) -> request bytes; returns the response body."""
+        corr = self._next_corr()
+        with kw.Connection(self.port(node_id), timeout=timeout) as c:
+            return c.call(frame_fn(corr), corr)
+
+    def metadata(self, node_id, topics=None):
+        """node_id's Metadata v7 answer, parsed (kafka_wire.parse_metadata_v7)."""
+        return kw.parse_metadata_v7(self.call(node_id, lambda corr: kw.metadata_v7(corr, topics)))
+
+    def controller(self, node_id):
+        return self.metadata(node_id)["controller_id"]
+
+    def create_topics_raw(self, node_id, topics, timeout_ms=10000):
+        """CreateTopics v4 sent to node_id: -> {name: (error_code, message)}."""
+        body = self.call(node_id, lambda corr: kw.create_topics_v4(corr, topics, timeout_ms),
+                         timeout=timeout_ms / 1000 + 10)
+        return {name: (err, msg) for name, err, msg in kw.parse_create_topics_v4(body)}
+
+    def partitions(self, node_id, topic):
+        """{index: partition dict} of `topic` in node_id's Metadata; asserts no error."""
+        md = self.metadata(node_id, [topic])
+        t = md["topics"].get(topic)
+        assert t is not None, "node %d's Metadata has no %s" % (node_id, topic)
+        assert t["error"] == NONE, "node %d: topic %s error %d" % (node_id, topic, t["error"])
+        return t["partitions"]
+
+    def wait_assignment(self, topic, expected, timeout, node_ids=None):
+        """Every broker named (default: all live) shows `topic` with exactly
+        `expected` ({index: replicas}), each leader the first replica and
+        the ISR all replicas, and all agree on the leader epochs; returns
+        one broker's partitions."""
+        def agreed():
+            views = {}
+            for i in node_ids or self.live_ids():
+                parts = self.partitions(i, topic)
+                got = {p: v["replicas"] for p, v in parts.items()}
+                assert got == expected, "node %d: replicas %s, want %s" % (i, got, expected)
+                for p, v in parts.items():
+                    assert v["error"] == NONE, "node %d: %s-%d error %d" % (i, topic, p, v["error"])
+                    assert v["leader"] == v["replicas"][0], "node %d: %s-%d leader %d, replicas %s" % (
+                        i, topic, p, v["leader"], v["replicas"])
+                    assert sorted(v["isr"]) == sorted(v["replicas"]), "node %d: %s-%d isr %s, replicas %s" % (
+                        i, topic, p, v["isr"], v["replicas"])
+                views[i] = {p: (v["leader"], v["leader_epoch"]) for p, v in parts.items()}
+            assert len({tuple(sorted(v.items())) for v in views.values()}) == 1, "leaders/epochs differ: %s" % views
+            return parts
+        return wait_until(agreed, timeout, "%s's assignment %s on every broker" % (topic, expected))
+
+
+# -- client helpers -------------------------------------------------------------
+
+def admin(bootstrap):
+    from confluent_kafka.admin import AdminClient
+    return AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 10000})
+
+
+def create_topic(bootstrap, name, partitions, replication_factor, config=None, timeout=30.0):
+    """Through confluent_kafka's AdminClient; raises its KafkaException on an error."""
+    from confluent_kafka.admin import NewTopic
+    futures = admin(bootstrap).create_topics(
+        [NewTopic(name, num_partitions=partitions, replication_factor=replication_factor, config=config or {})],
+        operation_timeout=timeout / 2, request_timeout=timeout)
+    return futures[name].result(timeout=timeout + 5)
+
+
+def produce(bootstrap, topic, records, acks="all", timeout=40.0):
+    """records: [(partition, key bytes, value bytes)]; -> {partition: [offsets]}
+    in delivery order; asserts every record was delivered without error."""
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 5,
+                  "message.timeout.ms": int(timeout * 1000 * 0.75), "enable.idempotence": False})
+    errors, offsets = [], {}
+
+    def delivered(err, msg):
+        if err is not None:
+            errors.append((msg.partition(), err))
+        else:
+            offsets.setdefault(msg.partition(), []).append(msg.offset())
+
+    for partition, key, value in records:
+        while True:
+            try:
+                p.produce(topic, value=value, key=key, partition=partition, on_delivery=delivered)
+                break
+            except BufferError:
+                p.poll(0.1)
+    left = p.flush(timeout)
+    assert left == 0, "%d records not delivered to %s in %.0f s (errors so far: %s)" % (left, topic, timeout, errors[:5])
+    assert not errors, "delivery errors on %s: %s" % (topic, errors[:5])
+    return offsets
+
+
+def consume(bootstrap, topic, partition, count, timeout=30.0):
+    """The first `count` records of topic-partition, read from the start
+    (assign, no group commits): -> [(offset, key, value)]."""
+    from confluent_kafka import Consumer, TopicPartition, OFFSET_BEGINNING
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "cluster-test-%s" % uuid.uuid4().hex[:8],
+                  "enable.auto.commit": False, "enable.partition.eof": False})
+    out = []
+    try:
+        c.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
+        deadline = time.monotonic() + timeout
+        while len(out) < count and time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            assert m.error() is None, "consume %s-%d: %s" % (topic, partition, m.error())
+            out.append((m.offset(), m.key(), m.value()))
+    finally:
+        c.close()
+    assert len(out) >= count, "read %d of %d records from %s-%d in %.0f s" % (len(out), count, topic, partition, timeout)
+    return out[:count]
+
+
+def records_for(partition, count, tag):
+    return [(partition, b"%s-k%d" % (tag, i), b"%s-p%d-v%d" % (tag, partition, i)) for i in range(count)]
