@@ -80,14 +80,20 @@ def wait_failover(c, dead, topic, before, started):
     return views[survivors[0]]
 
 
+def non_controller_leader(c, topic, before):
+    """(partition, its leader) for the first partition not led by the
+    controller: a leader's failover apart from the controller's."""
+    controller = c.controller(c.live_ids()[0])
+    return next((p, v["leader"]) for p, v in sorted(before.items()) if v["leader"] != controller)
+
+
 def leader_failover_and_rejoin(binary):
     with new_cluster(binary) as c:
         topic = "fo"
         create_topic(c.bootstrap(), topic, 3, 3)
         c.wait_assignment(topic, seed_assignment(IDS, 3, 3), AGREE_WITHIN)
-        before = snapshot(c, 2, topic)
-        dead = before[0]["leader"]  # node 1, by the seed rule
-        assert dead == 1, before
+        before = snapshot(c, 1, topic)
+        _, dead = non_controller_leader(c, topic, before)
 
         started = time.monotonic()
         c.kill9(dead)
@@ -128,6 +134,10 @@ def leader_failover_and_rejoin(binary):
 
 def controller_failover(binary):
     with new_cluster(binary) as c:
+        topic = "ctl"
+        create_topic(c.bootstrap(), topic, 3, 3)
+        c.wait_assignment(topic, seed_assignment(IDS, 3, 3), AGREE_WITHIN)
+        before = snapshot(c, 1, topic)
         controller = c.controller(1)
         survivors = [i for i in IDS if i != controller]
         started = time.monotonic()
@@ -144,6 +154,8 @@ def controller_failover(binary):
         now = wait_until(new_controller, FAILOVER_WITHIN, "a survivor to become controller")
         print("     node %d controller %.1f s after node %d was killed" % (now, time.monotonic() - started,
                                                                           controller), flush=True)
+        # the partition the controller led moves too
+        wait_failover(c, controller, topic, before, started)
 
         # CreateTopics again, sent to a survivor that is not the controller
         # when there is one: placed over the two live brokers.
@@ -176,10 +188,10 @@ def controller_failover(binary):
 def paused_leader(binary):
     with new_cluster(binary) as c:
         topic = "paused"
-        create_topic(c.bootstrap(), topic, 1, 3)
-        c.wait_assignment(topic, seed_assignment(IDS, 1, 3), AGREE_WITHIN)
-        before = snapshot(c, 2, topic)
-        leader = before[0]["leader"]
+        create_topic(c.bootstrap(), topic, 3, 3)
+        c.wait_assignment(topic, seed_assignment(IDS, 3, 3), AGREE_WITHIN)
+        before = snapshot(c, 1, topic)
+        p, leader = non_controller_leader(c, topic, before)
         started = time.monotonic()
         c.sigstop(leader)
         after = wait_failover(c, leader, topic, before, started)
@@ -188,14 +200,14 @@ def paused_leader(binary):
         # Once it has heard, the old leader must refuse writes.
         def deposed():
             md = c.metadata(leader, [topic])
-            p = md["topics"][topic]["partitions"][0]
-            assert p["leader"] == after[0]["leader"], "node %d's own Metadata: leader %d, cluster says %d" % (
-                leader, p["leader"], after[0]["leader"])
+            own = md["topics"][topic]["partitions"][p]
+            assert own["leader"] == after[p]["leader"], "node %d's own Metadata: leader %d, cluster says %d" % (
+                leader, own["leader"], after[p]["leader"])
             return True
-        wait_until(deposed, FAILOVER_WITHIN, "node %d to learn it no longer leads %s-0" % (leader, topic))
+        wait_until(deposed, FAILOVER_WITHIN, "node %d to learn it no longer leads %s-%d" % (leader, topic, p))
         batch = kw.record_batch([kw.record(0, 0, b"k", b"zombie")], int(time.time() * 1000))
-        body = c.call(leader, lambda corr: kw.produce_v8(corr, -1, {topic: [(0, batch)]}, timeout_ms=5000))
-        err = kw.parse_produce_v8(body)[(topic, 0)][0]
+        body = c.call(leader, lambda corr: kw.produce_v8(corr, -1, {topic: [(p, batch)]}, timeout_ms=5000))
+        err = kw.parse_produce_v8(body)[(topic, p)][0]
         assert err == NOT_LEADER_OR_FOLLOWER, "Produce to the deposed leader %d: error %d" % (leader, err)
         c.wait_formed(FAILOVER_WITHIN, "node %d to be listed again after SIGCONT" % leader)
 
@@ -205,19 +217,19 @@ def acked_records_survive(binary):
         topic = "durable"
         create_topic(c.bootstrap(), topic, 3, 3, {"min.insync.replicas": "2"})
         c.wait_assignment(topic, seed_assignment(IDS, 3, 3), AGREE_WITHIN)
-        first = records_for(0, 300, b"before")
+        before = snapshot(c, 1, topic)
+        p, dead = non_controller_leader(c, topic, before)
+        first = records_for(p, 300, b"before")
         produce(c.bootstrap(), topic, first, acks="all")
-        before = snapshot(c, 2, topic)
-        dead = before[0]["leader"]
         started = time.monotonic()
         c.kill9(dead)
         wait_failover(c, dead, topic, before, started)
-        got = [(k, v) for _, k, v in consume(c.bootstrap(), topic, 0, 300)]
+        got = [(k, v) for _, k, v in consume(c.bootstrap(), topic, p, 300)]
         assert got == [(k, v) for _, k, v in first], "records acked before the kill read back wrong"
-        second = records_for(0, 100, b"after")
+        second = records_for(p, 100, b"after")
         offsets = produce(c.bootstrap(), topic, second, acks="all")
-        assert offsets[0] == list(range(300, 400)), "offsets after failover: %s" % offsets[0][:5]
-        got = [(k, v) for _, k, v in consume(c.bootstrap(), topic, 0, 400)]
+        assert offsets[p] == list(range(300, 400)), "offsets after failover: %s" % offsets[p][:5]
+        got = [(k, v) for _, k, v in consume(c.bootstrap(), topic, p, 400)]
         assert got == [(k, v) for _, k, v in first + second], "records read back wrong after failover"
 
 
