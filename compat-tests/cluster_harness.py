@@ -199,8 +199,9 @@ class ClusterBroker(Runnel):
 
 class Cluster:
     def __init__(self, n=3, binary=None, overrides=None, session_timeout_ms=3000, heartbeat_interval_ms=1000,
-                 ready_timeout=60.0, keep_dir=False):
+                 ready_timeout=30.0, form_timeout=30.0, keep_dir=False):
         self.n = n
+        self.form_timeout = form_timeout
         self.session_timeout_ms = session_timeout_ms
         self.ready_timeout = ready_timeout
         self.etcd = Etcd(keep_dir=keep_dir)
@@ -228,7 +229,7 @@ class Cluster:
         for b in self.brokers.values():
             b.overrides["runnel.etcd.endpoints"] = self.etcd.endpoint
             b.start()
-        self.wait_formed(self.ready_timeout, "the %d brokers to form a cluster" % self.n)
+        self.wait_formed(self.form_timeout, "the %d brokers to form a cluster" % self.n)
         return self
 
     def wait_formed(self, timeout, what):
