@@ -380,7 +380,8 @@ def admin(bootstrap):
 def create_topic(bootstrap, name, partitions, replication_factor, config=None, timeout=30.0):
     """Through confluent_kafka's AdminClient; raises its KafkaException on an error."""
     from confluent_kafka.admin import NewTopic
-    futures = admin(bootstrap).create_topics(
+    client = admin(bootstrap)  # held until the result: its handle is destroyed with it
+    futures = client.create_topics(
         [NewTopic(name, num_partitions=partitions, replication_factor=replication_factor, config=config or {})],
         operation_timeout=timeout / 2, request_timeout=timeout)
     return futures[name].result(timeout=timeout + 5)
