@@ -106,6 +106,24 @@ def main():
                 assert offsets.get(p) == list(range(50)), "rf1-%d offsets %s" % (p, offsets.get(p))
                 got = [(k, v) for _, k, v in consume(c.bootstrap(), "rf1", p, 50)]
                 assert got == [(k, v) for _, k, v in records_for(p, 50, b"rf1")], "rf1-%d read back wrong" % p
+            # kafka-python too, every partition at once: fetches to all three leaders
+            from kafka import KafkaConsumer, TopicPartition
+            kc = KafkaConsumer(bootstrap_servers=c.bootstrap().split(","), group_id=None, enable_auto_commit=False,
+                               consumer_timeout_ms=1000, request_timeout_ms=30000)
+            try:
+                tps = [TopicPartition("rf1", p) for p in range(PARTITIONS)]
+                kc.assign(tps)
+                kc.seek_to_beginning(*tps)
+                seen = {}
+                deadline = time.monotonic() + 30
+                while sum(len(v) for v in seen.values()) < len(records) and time.monotonic() < deadline:
+                    for tp, msgs in kc.poll(timeout_ms=500).items():
+                        seen.setdefault(tp.partition, []).extend((m.key, m.value) for m in msgs)
+            finally:
+                kc.close()
+            for p in range(PARTITIONS):
+                assert seen.get(p) == [(k, v) for _, k, v in records_for(p, 50, b"rf1")], (
+                    "kafka-python read rf1-%d: %d records" % (p, len(seen.get(p, []))))
 
         def clients_rf3_acks_all():
             create_topic(c.bootstrap(), "rf3-data", 3, 3, {"min.insync.replicas": "2"})
@@ -123,7 +141,7 @@ def main():
             ("CreateTopics sent to each broker: seed-rule replicas", create_from_each_broker),
             ("rf 4 on 3 brokers: INVALID_REPLICATION_FACTOR", rf4_is_invalid),
             ("Produce/Fetch away from the leader: NOT_LEADER_OR_FOLLOWER", not_leader_or_follower),
-            ("confluent_kafka produce/consume, rf 1, leaders on all brokers", clients_rf1),
+            ("confluent_kafka produce, both clients consume, rf 1, leaders on all brokers", clients_rf1),
             ("confluent_kafka produce acks=all/consume, rf 3 (replication)", clients_rf3_acks_all),
         ], c)
     return rc
