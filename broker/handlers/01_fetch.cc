@@ -88,7 +88,9 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
     std::shared_ptr<Partition> part =
         topic ? b.replica_manager().get_partition(topic->name, PartitionId(fp.partition)) : nullptr;
     if (!part)
-      pd.error_code = p::code(v >= 13 && !topic ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition);
+      pd.error_code = p::code(v >= 13 && !topic ? ErrorCode::unknown_topic_id
+                              : topic ? b.replica_manager().missing_partition_error(topic->name, PartitionId(fp.partition))
+                                      : ErrorCode::unknown_topic_or_partition);
     // Kafka's FetchRequest.optionalEpoch: a negative epoch is no epoch.
     std::optional<LeaderEpoch> epoch;
     if (fp.current_leader_epoch >= 0) epoch = LeaderEpoch(fp.current_leader_epoch);
