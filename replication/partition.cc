@@ -203,6 +203,13 @@ storage::Result<FollowerAppend> Partition::append_records_as_follower(std::span<
     auto h = rec::read_batch_header(rest);
     // A batch cut short at the end of the fetch: the next fetch starts at it.
     if (!h || h->batch_length < 0 || h->total_size() > rest.size()) break;
+    // Kafka's UnexpectedAppendOffsetException case: an empty log started
+    // inside the leader's first batch (a log start offset the leader moved
+    // into the middle of a batch) starts over at that batch's base; the
+    // leader's log start offset is adopted after the append.
+    const int64_t end = log_end_offset().value();
+    if (out.batches == 0 && end == log_start_offset().value() && h->base_offset < end && h->last_offset() >= end)
+      if (auto ec = truncate_fully_and_start_at(Offset(h->base_offset))) return ec;
     // One batch at a time, so a roll between two of them gets its producer
     // snapshot as of the new segment's base, as on the leader.
     auto info = log_->append_as_follower(rest.first(h->total_size()));
