@@ -421,11 +421,13 @@ void ReplicaFetcherManager::add_partition(std::shared_ptr<Partition> partition, 
   if (stopped_ || !partition) return;
   const FetcherKey fkey{leader, fetcher_index(partition->topic(), partition->id())};
   const PartitionKey key{partition->topic(), partition->index()};
-  // Kafka's addFetcherForPartitions: the same leader and epoch keeps its state.
+  // Kafka's addFetcherForPartitions: the same leader and epoch keeps its
+  // state, unless it was fenced (Kafka has dropped a failed partition, so
+  // adding it again starts it over).
   if (auto it = fetchers_.find(fkey); it != fetchers_.end())
-    if (auto st = it->second->partitions.find(key); st != it->second->partitions.end() &&
-                                                    st->second.partition == partition &&
-                                                    st->second.epoch == leader_epoch)
+    if (auto st = it->second->partitions.find(key);
+        st != it->second->partitions.end() && st->second.partition == partition &&
+        st->second.epoch == leader_epoch && st->second.status != Status::failed)
       return;
   remove_partition(partition->topic(), partition->id());
   auto& fetcher = fetchers_[fkey];

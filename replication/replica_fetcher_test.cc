@@ -18,6 +18,7 @@
 #include "protocol/messages/01_fetch.h"
 #include "protocol/messages/19_create_topics.h"
 #include "replication/replica_fetcher.h"
+#include "storage/partition_metadata.h"
 #include "storage/test_util.h"
 
 using namespace runnel;
@@ -112,7 +113,7 @@ struct Follower {
   std::atomic<int> syncs{0};
 
   Follower(uint16_t leader_port, const storage::LogConfig& config, std::optional<p::Uuid> topic_id,
-           bool fsync_before_ack = false) {
+           bool fsync_before_ack = false, std::chrono::milliseconds max_wait = std::chrono::milliseconds(100)) {
     storage::LogOptions options;
     options.topic_id = topic_id;
     auto opened = storage::Log::open(dir.path / (std::string(kTopic) + "-0"), config, options);
@@ -122,7 +123,7 @@ struct Follower {
     partition->become_leader_or_follower(kReplicated);
     FetcherOptions fo;
     fo.self = NodeId(2);
-    fo.max_wait = std::chrono::milliseconds(100);
+    fo.max_wait = max_wait;
     fo.backoff = std::chrono::milliseconds(50);
     fo.socket_timeout = std::chrono::seconds(10);
     fo.fsync_before_ack = fsync_before_ack;
@@ -190,6 +191,7 @@ TEST_CASE("a follower fetches the leader's records into byte-identical segment f
   const bool by_id = GENERATE(true, false);
   const bool fsync = GENERATE(false, true);
   Follower f(leader->port(), lp->log().config(), by_id ? std::optional(topic_id) : std::nullopt, fsync);
+  REQUIRE(static_cast<bool>(storage::read_partition_metadata(f.log->dir())) == by_id);
   f.start();
 
   for (int i = 0; i < 5; ++i) REQUIRE(produce(client, storage::testing::batch_of(3 + i, 100 + i)) == 0);
@@ -366,4 +368,22 @@ TEST_CASE("a follower behind the leader's log start starts over there (out of ra
   CHECK(f.log->log_start_offset() == 4);
   CHECK(f.log->log_end_offset() == 6);
   CHECK(f.log->segment_base_offsets() == std::vector<int64_t>{3});  // from the leader's batch holding 4
+}
+
+TEST_CASE("shutdown ends a fetch waiting in the leader's long poll", "[replication][fetcher]") {
+  BrokerFixture leader;
+  KafkaClient client(leader.port());
+  create_topic(client);
+  replicate_to_node_2(leader);
+  auto lp = leader_partition(leader);
+  Follower f(leader.port(), lp->log().config(), std::nullopt, false, std::chrono::seconds(60));
+  f.start();
+  // Nothing to fetch: the follower's Fetch waits in the leader's purgatory.
+  REQUIRE(eventually([&] {
+    return leader.on_loop([](broker::Broker& b) { return b.replica_manager().fetch_purgatory().waiting(); }) == 1;
+  }));
+  const auto started = std::chrono::steady_clock::now();
+  f.stop();
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+  CHECK(f.manager->fetcher_count() == 0);
 }
