@@ -88,6 +88,13 @@ struct ReplicaFetcherManager::Fetcher : std::enable_shared_from_this<Fetcher> {
     return "replica fetcher " + std::to_string(index) + " to broker " + std::to_string(leader.value());
   }
 
+  // replica.socket.timeout.ms bounds each exchange, the leader's long
+  // poll included; Kafka refuses a timeout below replica.fetch.wait.max.ms
+  // at startup, and here such a setting gets the wait plus a second.
+  std::chrono::milliseconds request_timeout() const {
+    return std::max(options->socket_timeout, options->max_wait + std::chrono::milliseconds(1000));
+  }
+
   void delay(FetchState& st) {
     st.status = Status::delayed;
     st.delayed_until = Clock::now() + options->backoff;
@@ -144,7 +151,7 @@ awaitable<void> ReplicaFetcherManager::Fetcher::run() {
       sender = std::make_unique<BrokerSender>(ex, endpoint->first, endpoint->second,
                                               "broker-" + std::to_string(options->self.value()) + "-fetcher-" +
                                                   std::to_string(index),
-                                              options->socket_timeout);
+                                              request_timeout());
 
     // Kafka's buildFetch: a full fetch (no session), every partition at
     // its log end offset with the epoch of its last batch.

@@ -17,6 +17,7 @@
 #include "protocol/messages/00_produce.h"
 #include "protocol/messages/01_fetch.h"
 #include "protocol/messages/19_create_topics.h"
+#include "replication/fetcher_options.h"
 #include "replication/replica_fetcher.h"
 #include "storage/partition_metadata.h"
 #include "storage/test_util.h"
@@ -386,4 +387,29 @@ TEST_CASE("shutdown ends a fetch waiting in the leader's long poll", "[replicati
   f.stop();
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
   CHECK(f.manager->fetcher_count() == 0);
+}
+
+TEST_CASE("the fetcher's settings come from Kafka's replica.* keys and runnel.acks.all.fsync",
+          "[replication][fetcher]") {
+  storage::testing::TempDir dir;
+  auto defaults = fetcher_options(
+      broker::BrokerConfig::from({{"node.id", "2"}, {"log.dirs", dir.path.string()}}), NodeId(2));
+  CHECK(defaults.self == NodeId(2));
+  CHECK(defaults.max_bytes == 1048576);
+  CHECK(defaults.min_bytes == 1);
+  CHECK(defaults.response_max_bytes == 10485760);
+  CHECK(defaults.max_wait == std::chrono::milliseconds(500));
+  CHECK(defaults.backoff == std::chrono::milliseconds(1000));
+  CHECK(defaults.socket_timeout == std::chrono::milliseconds(30000));
+  CHECK(defaults.num_fetchers == 1);
+  CHECK(defaults.fsync_before_ack);
+  auto set = fetcher_options(broker::BrokerConfig::from({{"node.id", "3"},
+                                                         {"log.dirs", dir.path.string()},
+                                                         {"num.replica.fetchers", "4"},
+                                                         {"replica.fetch.wait.max.ms", "50"},
+                                                         {"runnel.acks.all.fsync", "false"}}),
+                             NodeId(3));
+  CHECK(set.num_fetchers == 4);
+  CHECK(set.max_wait == std::chrono::milliseconds(50));
+  CHECK_FALSE(set.fsync_before_ack);
 }
