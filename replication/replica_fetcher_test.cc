@@ -45,25 +45,26 @@ bool eventually(F condition, std::chrono::milliseconds bound = kBound) {
   return true;
 }
 
-void create_topic(KafkaClient& client) {
+void create_topic(KafkaClient& client, int32_t partitions = 1) {
   p::CreateTopicsRequest req;
   auto& t = req.topics.emplace_back();
   t.name = kTopic;
-  t.num_partitions = 1;
+  t.num_partitions = partitions;
   t.replication_factor = 1;
   auto resp = client.call<p::CreateTopicsApi>(req, 7);
   REQUIRE(resp.topics.size() == 1);
   REQUIRE(resp.topics[0].error_code == p::code(p::ErrorCode::none));
 }
 
-int16_t produce(KafkaClient& client, storage::testing::Bytes batch, int32_t timeout_ms = 30000, int16_t acks = -1) {
+int16_t produce(KafkaClient& client, storage::testing::Bytes batch, int32_t timeout_ms = 30000, int16_t acks = -1,
+                int32_t partition = 0) {
   p::ProduceRequest req;
   req.acks = acks;
   req.timeout_ms = timeout_ms;
   auto& t = req.topic_data.emplace_back();
   t.name = kTopic;
   auto& part = t.partition_data.emplace_back();
-  part.index = 0;
+  part.index = partition;
   part.records = p::Records::view(p::ByteView(batch.data(), batch.size()));
   auto resp = client.call<p::ProduceApi>(req, 11);
   REQUIRE(resp.responses.size() == 1);
@@ -71,16 +72,16 @@ int16_t produce(KafkaClient& client, storage::testing::Bytes batch, int32_t time
   return resp.responses[0].partition_responses[0].error_code;
 }
 
-std::shared_ptr<Partition> leader_partition(BrokerFixture& leader) {
+std::shared_ptr<Partition> leader_partition(BrokerFixture& leader, int32_t partition = 0) {
   return leader.on_loop(
-      [](broker::Broker& b) { return b.replica_manager().get_partition(kTopic, PartitionId(0)); });
+      [partition](broker::Broker& b) { return b.replica_manager().get_partition(kTopic, PartitionId(partition)); });
 }
 
 // The leader's partition as the metadata would make it: node 1 leads in
 // epoch 1 with node 2 as a follower in the ISR.
-void replicate_to_node_2(BrokerFixture& leader) {
-  REQUIRE(leader.on_loop([](broker::Broker& b) {
-    return b.replica_manager().become_leader_or_follower(kTopic, PartitionId(0), kReplicated);
+void replicate_to_node_2(BrokerFixture& leader, int32_t partition = 0) {
+  REQUIRE(leader.on_loop([partition](broker::Broker& b) {
+    return b.replica_manager().become_leader_or_follower(kTopic, PartitionId(partition), kReplicated);
   }));
 }
 
@@ -107,22 +108,30 @@ struct Follower {
   asio::io_context io{1};
   asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
   asio::thread_pool blocking{1};
-  std::shared_ptr<storage::Log> log;
-  std::shared_ptr<Partition> partition;
+  std::vector<std::shared_ptr<storage::Log>> logs;
+  std::vector<std::shared_ptr<Partition>> partitions;
+  std::shared_ptr<storage::Log> log;      // partition 0's
+  std::shared_ptr<Partition> partition;  // partition 0
   std::unique_ptr<ReplicaFetcherManager> manager;
   std::thread loop;
   std::atomic<int> syncs{0};
 
   Follower(uint16_t leader_port, const storage::LogConfig& config, std::optional<p::Uuid> topic_id,
-           bool fsync_before_ack = false, std::chrono::milliseconds max_wait = std::chrono::milliseconds(100)) {
-    storage::LogOptions options;
-    options.topic_id = topic_id;
-    auto opened = storage::Log::open(dir.path / (std::string(kTopic) + "-0"), config, options);
-    REQUIRE(opened);
-    log = std::move(*opened);
-    partition = std::make_shared<Partition>(kTopic, PartitionId(0), log, NodeId(2));
-    partition->become_leader_or_follower(kReplicated);
+           bool fsync_before_ack = false, std::chrono::milliseconds max_wait = std::chrono::milliseconds(100),
+           int partition_count = 1, int32_t num_fetchers = 1) {
+    for (int i = 0; i < partition_count; ++i) {
+      storage::LogOptions options;
+      options.topic_id = topic_id;
+      auto opened = storage::Log::open(dir.path / (std::string(kTopic) + "-" + std::to_string(i)), config, options);
+      REQUIRE(opened);
+      logs.push_back(std::move(*opened));
+      partitions.push_back(std::make_shared<Partition>(kTopic, PartitionId(i), logs.back(), NodeId(2)));
+      partitions.back()->become_leader_or_follower(kReplicated);
+    }
+    log = logs.front();
+    partition = partitions.front();
     FetcherOptions fo;
+    fo.num_fetchers = num_fetchers;
     fo.self = NodeId(2);
     fo.max_wait = max_wait;
     fo.backoff = std::chrono::milliseconds(50);
@@ -155,8 +164,10 @@ struct Follower {
     return result.get();
   }
 
-  void start() {
-    on_loop([this] { manager->add_partition(partition, NodeId(1), LeaderEpoch(1)); });
+  void start(LeaderEpoch epoch = LeaderEpoch(1)) {
+    on_loop([this, epoch] {
+      for (const auto& p : partitions) manager->add_partition(p, NodeId(1), epoch);
+    });
   }
   void stop_fetching() {
     if (loop.joinable()) on_loop([this] { manager->shutdown(); });
@@ -169,7 +180,7 @@ struct Follower {
     auto done = std::async(std::launch::async, [this] { loop.join(); });
     REQUIRE(done.wait_for(kBound) == std::future_status::ready);
     blocking.join();
-    (void)log->close();
+    for (const auto& l : logs) (void)l->close();
   }
 };
 
@@ -412,4 +423,61 @@ TEST_CASE("the fetcher's settings come from Kafka's replica.* keys and runnel.ac
   CHECK(set.num_fetchers == 4);
   CHECK(set.max_wait == std::chrono::milliseconds(50));
   CHECK_FALSE(set.fsync_before_ack);
+}
+
+TEST_CASE("partitions spread over num.replica.fetchers fetchers, one request each for their partitions",
+          "[replication][fetcher]") {
+  constexpr int kPartitions = 4;
+  BrokerFixture leader;
+  KafkaClient client(leader.port());
+  create_topic(client, kPartitions);
+  std::vector<std::shared_ptr<Partition>> lps;
+  for (int i = 0; i < kPartitions; ++i) {
+    replicate_to_node_2(leader, i);
+    lps.push_back(leader_partition(leader, i));
+  }
+  Follower f(leader.port(), lps[0]->log().config(), std::nullopt, false, std::chrono::milliseconds(100), kPartitions,
+             /*num_fetchers=*/2);
+  f.start();
+  CHECK(f.on_loop([&] { return f.manager->partition_count(); }) == kPartitions);
+  const size_t fetchers = f.on_loop([&] { return f.manager->fetcher_count(); });
+  CHECK(fetchers >= 1);
+  CHECK(fetchers <= 2);
+  for (int i = 0; i < kPartitions; ++i)
+    REQUIRE(produce(client, storage::testing::batch_of(2 + i, static_cast<uint64_t>(i)), 30000, -1, i) == 0);
+  REQUIRE(eventually([&] {
+    for (int i = 0; i < kPartitions; ++i)
+      if (f.logs[static_cast<size_t>(i)]->log_end_offset() != 2 + i || lps[static_cast<size_t>(i)]->high_watermark() != Offset(2 + i))
+        return false;
+    return true;
+  }));
+
+  // A partition no longer followed stops; its leader's acks=all produce waits.
+  f.on_loop([&] { f.manager->remove_partition(kTopic, PartitionId(3)); });
+  CHECK(f.on_loop([&] { return f.manager->partition_count(); }) == kPartitions - 1);
+  CHECK(produce(client, storage::testing::batch_of(1, 9), 300, -1, 3) == p::code(p::ErrorCode::request_timed_out));
+  CHECK(produce(client, storage::testing::batch_of(1, 9), 30000, -1, 0) == 0);
+  CHECK(f.logs[3]->log_end_offset() == 5);
+}
+
+TEST_CASE("a follower in an older epoch than the leader's waits for the metadata, then fetches",
+          "[replication][fetcher]") {
+  BrokerFixture leader;
+  KafkaClient client(leader.port());
+  create_topic(client);
+  replicate_to_node_2(leader);
+  auto lp = leader_partition(leader);
+  REQUIRE(produce(client, storage::testing::batch_of(2, 1), 30000, /*acks=*/1) == 0);
+  Follower f(leader.port(), lp->log().config(), std::nullopt);
+  f.partition->become_leader_or_follower({NodeId(1), LeaderEpoch(0), {NodeId(1), NodeId(2)}, {NodeId(1), NodeId(2)}});
+  f.start(LeaderEpoch(0));  // the leader is in epoch 1: FENCED_LEADER_EPOCH
+  // Fenced, the partition stays out of every request (the leader never
+  // sees its log end, so the high watermark stays).
+  CHECK(produce(client, storage::testing::batch_of(1, 2), 500) == p::code(p::ErrorCode::request_timed_out));
+  CHECK(f.log->log_end_offset() == 0);
+  // The metadata catches up: epoch 1.
+  f.on_loop([&] { f.partition->become_leader_or_follower(kReplicated); });
+  f.start(LeaderEpoch(1));
+  REQUIRE(eventually([&] { return caught_up(*lp, f); }));
+  CHECK(f.log->log_end_offset() == 3);
 }
