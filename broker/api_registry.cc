@@ -40,6 +40,7 @@ const auto kRoutes = std::to_array<ApiRoute>({
     route<DescribeLogDirsApi>(),
     route<CreatePartitionsApi>(),
     route<DeleteGroupsApi>(),
+    route<ElectLeadersApi>(),
     route<IncrementalAlterConfigsApi>(),
     route<OffsetDeleteApi>(),
     route<DescribeClusterApi>(),

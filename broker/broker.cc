@@ -6,6 +6,7 @@
 #include "broker/connection.h"
 #include "broker/group/group_service.h"
 #include "broker/logging.h"
+#include "cluster/etcd/etcd_metadata_store.h"
 #include "cluster/etcd/key_layout.h"
 #include "storage/meta_properties.h"
 #include "storage/uuid_text.h"
@@ -59,11 +60,9 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
                           : 0),
       blocking_(static_cast<size_t>(config_.get_int("num.io.threads"))) {
   for (const auto& d : config_.log_dirs()) std::filesystem::create_directories(d);
-  metadata_ = std::make_unique<cluster::LocalMetadataStore>(io_.get_executor(), blocking_.get_executor(),
-                                                            config_.log_dirs().front(), NodeId(node_id_));
-  const auto opened = metadata_->open();
-  for (const auto& w : metadata_->warnings()) RLOG_WARN("%s", w.c_str());
-  if (opened) throw std::runtime_error("cannot load topics: " + opened.message());
+  in_cluster_ = !config_.get_list("runnel.etcd.endpoints").empty();
+  if (in_cluster_) open_cluster_metadata();
+  else open_local_metadata();
   {
     auto value = [this](const std::string& key) -> std::optional<std::string> {
       auto kv = wait_at_startup(metadata_->get(key));
@@ -74,21 +73,28 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
                          value(cluster::keys::cluster_default_config()));
   }
   logs_ = open_logs(config_, cluster_id_, TopicConfig::build(config_, {}).log);
-  topics_ = std::make_unique<TopicTable>(config_, *logs_, [store = metadata_.get()](const std::string& key, const std::string& value) {
-    auto r = store->put_now(key, value);
+  auto* local = dynamic_cast<cluster::LocalMetadataStore*>(metadata_.get());
+  topics_ = std::make_unique<TopicTable>(config_, *logs_, [local](const std::string& key, const std::string& value) {
+    if (!local) return std::make_error_code(std::errc::operation_not_supported);
+    auto r = local->put_now(key, value);
     return r ? std::error_code() : r.error();
   });
-  auto stored = wait_at_startup(metadata_->range(cluster::keys::kTopicsPrefix));
-  if (!stored) throw std::runtime_error("cannot load topics: " + stored.error().message());
-  if (auto ec = topics_->load(stored->kvs)) throw std::runtime_error("cannot load topics: " + ec.message());
   replica_manager_ = std::make_unique<replication::ReplicaManager>(io.get_executor(), *topics_, NodeId(node_id_));
-  // Kafka's metadata publishers: the replica manager acts on each change.
-  metadata_cache_.subscribe([rm = replica_manager_.get()](const cluster::MetadataDelta& d) { rm->apply_delta(d); });
-  metadata_publisher_.publish_all(broker_registration(config_, advertised_), *topics_);
-  topics_->on_change([this](const std::string& name) { metadata_publisher_.topic_changed(*topics_, name); });
-  // Kafka's stray logs: partition directories no stored topic claims
-  // (a creation that failed halfway, a crash mid-delete).
-  for (const auto& d : logs_->set_aside_strays()) RLOG_WARN("stray log %s: %s", d.path.c_str(), d.reason.c_str());
+  if (!in_cluster()) {
+    auto stored = wait_at_startup(metadata_->range(cluster::keys::kTopicsPrefix));
+    if (!stored) throw std::runtime_error("cannot load topics: " + stored.error().message());
+    if (auto ec = topics_->load(stored->kvs)) throw std::runtime_error("cannot load topics: " + ec.message());
+    // Kafka's metadata publishers: the replica manager acts on each change.
+    metadata_cache_.subscribe([rm = replica_manager_.get()](const cluster::MetadataDelta& d) { rm->apply_delta(d); });
+    metadata_publisher_.publish_all(broker_registration(config_, advertised_), *topics_);
+    topics_->on_change([this](const std::string& name) { metadata_publisher_.topic_changed(*topics_, name); });
+    // Kafka's stray logs: partition directories no stored topic claims
+    // (a creation that failed halfway, a crash mid-delete).
+    for (const auto& d : logs_->set_aside_strays()) RLOG_WARN("stray log %s: %s", d.path.c_str(), d.reason.c_str());
+  } else {
+    hosted_ = std::make_unique<HostedPartitions>(*this, Followers{});
+    metadata_cache_.subscribe([this](const cluster::MetadataDelta& d) { hosted_->on_image(d.after()); });
+  }
   producer_ids_ = std::make_unique<cluster::ProducerIdAllocator>(*metadata_);
   if (auto ec = wait_at_startup(producer_ids_->load()))
     throw std::runtime_error("cannot read runnel-producer-ids: " + ec.message());
@@ -96,6 +102,94 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
 }
 
 Broker::~Broker() { blocking_.join(); }
+
+void Broker::open_local_metadata() {
+  auto local = std::make_unique<cluster::LocalMetadataStore>(io_.get_executor(), blocking_.get_executor(),
+                                                             config_.log_dirs().front(), NodeId(node_id_));
+  const auto opened = local->open();
+  for (const auto& w : local->warnings()) RLOG_WARN("%s", w.c_str());
+  if (opened) throw std::runtime_error("cannot load topics: " + opened.message());
+  metadata_ = std::move(local);
+}
+
+void Broker::open_cluster_metadata() {
+  std::string endpoints;
+  for (const auto& e : config_.get_list("runnel.etcd.endpoints")) endpoints += (endpoints.empty() ? "" : ",") + e;
+  auto parsed = cluster::etcd::parse_endpoints(endpoints);
+  if (!parsed) throw ConfigError("Invalid value " + endpoints + " for configuration runnel.etcd.endpoints: " +
+                                 parsed.error().message());
+  if (node_id_ < 0) throw ConfigError("node.id must be set (0 or more) when runnel.etcd.endpoints is");
+  std::string prefix = config_.get_string("runnel.etcd.prefix");
+  if (prefix.empty() || prefix.back() != '/') prefix += '/';
+  metadata_ = std::make_unique<cluster::etcd::EtcdMetadataStore>(
+      io_.get_executor(), std::move(*parsed), prefix,
+      std::chrono::milliseconds(config_.get_int("runnel.etcd.request.timeout.ms")));
+  // The cluster's id is the first broker's (its log dirs', cluster.id, or
+  // new); every other broker adopts it, and one whose log dirs belong to
+  // another cluster refuses to start, as Kafka's InconsistentClusterIdException.
+  const bool dirs_formatted = std::any_of(config_.log_dirs().begin(), config_.log_dirs().end(), [](const auto& d) {
+    return static_cast<bool>(storage::read_meta_properties(d));
+  });
+  auto claimed = wait_at_startup(metadata_->compare_and_swap(cluster::keys::kClusterId, cluster::kAbsent, cluster_id_));
+  if (!claimed) throw std::runtime_error("cannot reach etcd at " + endpoints + ": " + claimed.error().message());
+  if (!claimed->succeeded) {
+    auto stored = wait_at_startup(metadata_->get(cluster::keys::kClusterId));
+    if (!stored || !*stored) throw std::runtime_error("cannot read the cluster id from etcd");
+    if (dirs_formatted && (*stored)->value != cluster_id_)
+      throw std::runtime_error("The cluster id " + (*stored)->value + " in etcd does not match the cluster id " +
+                               cluster_id_ + " of log.dirs");
+    cluster_id_ = (*stored)->value;
+  }
+}
+
+void Broker::join_cluster() {
+  if (!in_cluster_) return;
+  ClusterMemberOptions o;
+  o.registry.session_timeout = std::chrono::milliseconds(config_.get_int("broker.session.timeout.ms"));
+  o.registry.heartbeat_interval = std::chrono::milliseconds(config_.get_int("broker.heartbeat.interval.ms"));
+  o.controller.unclean_leader_election = config_.get_bool("unclean.leader.election.enable");
+  o.controller.auto_leader_rebalance = config_.get_bool("auto.leader.rebalance.enable");
+  o.controller.imbalance_check_interval =
+      std::chrono::seconds(config_.get_long("leader.imbalance.check.interval.seconds"));
+  o.controller.imbalance_percentage = config_.get_int("leader.imbalance.per.broker.percentage");
+  ClusterMemberHooks hooks{[this] { hosted_->fence(); }, [this] { hosted_->unfence(); }};
+  member_ = std::make_unique<ClusterMember>(*metadata_, metadata_cache_, cluster_id_, NodeId(node_id_), o, std::move(hooks));
+  // A restarted broker waits out its previous session (at most one session
+  // timeout) before it can register again.
+  const auto limit = 2 * o.registry.session_timeout + std::chrono::milliseconds(config_.get_int("runnel.etcd.request.timeout.ms"));
+  if (auto ec = wait_at_startup(member_->start(broker_registration(config_, advertised_), limit)))
+    throw std::runtime_error("cannot join the cluster: " + ec.message());
+  // Serve once the image has this broker (the watch brings its own
+  // registration back), so no client is told of a cluster without it.
+  auto registered = [](Broker* b, std::chrono::milliseconds limit) -> awaitable<bool> {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    asio::steady_timer timer(b->io());
+    while (!b->metadata_cache()->broker(NodeId(b->node_id())) || !b->hosted_->caught_up()) {
+      if (std::chrono::steady_clock::now() >= deadline) co_return false;
+      timer.expires_after(std::chrono::milliseconds(10));
+      co_await timer.async_wait(as_tuple_awaitable);
+    }
+    co_return true;
+  };
+  if (!wait_at_startup(registered(this, limit)))
+    throw std::runtime_error("cannot join the cluster: its metadata never showed this broker registered");
+  RLOG_INFO("node %d joined cluster %s: %zu live broker(s), controller %d", node_id_, cluster_id_.c_str(),
+            metadata_cache_->live_brokers().size(),
+            metadata_cache_->controller() ? metadata_cache_->controller()->value() : -1);
+}
+
+awaitable<bool> Broker::wait_for_image(int64_t revision, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  asio::steady_timer timer(io_);
+  while (metadata_cache_->revision() < revision || (hosted_ && !hosted_->caught_up())) {
+    if (std::chrono::steady_clock::now() >= deadline) co_return false;
+    // Polled: an image and the reconciliation after it each end the wait,
+    // and a topic change takes milliseconds of etcd and disk work anyway.
+    timer.expires_after(std::chrono::milliseconds(10));
+    co_await timer.async_wait(as_tuple_awaitable);
+  }
+  co_return true;
+}
 
 template <typename T>
 T Broker::wait_at_startup(awaitable<T> a) {
@@ -182,19 +276,40 @@ awaitable<void> Broker::producer_expiration_checks() {
     if (stopping_) break;
     const int64_t now = now_ms();
     for (const auto& [_, topic] : topics_->topics())
-      for (const auto& part : topic->partitions) part->expire_producers(now);
+      for (const auto& part : topic->partitions)
+        if (part) part->expire_producers(now);
   }
 }
 
 void Broker::begin_shutdown(std::function<void()> done) {
+  const bool hand_over = member_ && config_.get_bool("controlled.shutdown.enable");
+  if (!hand_over) stop_serving();
+  asio::co_spawn(io_, shut_down(hand_over, std::move(done)), asio::detached);
+}
+
+void Broker::stop_serving() {
   stopping_ = true;
   for (auto& w : connections_)
     if (auto c = w.lock()) c->stop_reading();
   replica_manager_->expire_fetches();  // waiting fetches answer now, so the connections drain
-  asio::co_spawn(io_, drain_connections(std::move(done)), asio::detached);
 }
 
-awaitable<void> Broker::drain_connections(std::function<void()> done) {
+awaitable<void> Broker::shut_down(bool hand_over, std::function<void()> done) {
+  if (hand_over) {
+    // Leadership moves first, while connections are still served: a client
+    // producing here is told NOT_LEADER_OR_FOLLOWER and retries on the new
+    // leader. Bounded by one session: what the lease would take anyway.
+    co_await member_->hand_over_leadership(std::chrono::milliseconds(config_.get_int("broker.session.timeout.ms")));
+    stop_serving();
+  }
+  co_await drain_connections();
+  if (member_) co_await member_->leave();
+  replica_manager_->snapshot_producers_before_close();
+  if (auto ec = logs_->close()) RLOG_ERROR("closing the logs: %s", ec.message().c_str());
+  done();
+}
+
+awaitable<void> Broker::drain_connections() {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.get_int("request.timeout.ms"));
   asio::steady_timer timer(io_);
   for (;;) {
@@ -205,9 +320,6 @@ awaitable<void> Broker::drain_connections(std::function<void()> done) {
   }
   for (auto& w : connections_)
     if (auto c = w.lock()) c->close();
-  replica_manager_->snapshot_producers_before_close();
-  if (auto ec = logs_->close()) RLOG_ERROR("closing the logs: %s", ec.message().c_str());
-  done();
 }
 
 }  // namespace runnel::broker

@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "broker/asio.h"
+#include "broker/cluster_member.h"
 #include "broker/config.h"
 #include "broker/delayed_operations.h"
 #include "broker/dynamic_broker_config.h"
+#include "broker/hosted_partitions.h"
 #include "broker/metadata_publisher.h"
 #include "broker/request_memory.h"
 #include "broker/topic_frontend.h"
@@ -55,8 +57,22 @@ class Broker {
   storage::LogManager& logs() { return *logs_; }
   cluster::ProducerIdAllocator& producer_ids() { return *producer_ids_; }
   // The cluster's metadata (topics, dynamic broker configs, producer-id
-  // blocks): today the single node's files in the first log dir.
+  // blocks): etcd with runnel.etcd.endpoints, else the single node's files
+  // in the first log dir.
   cluster::MetadataStore& metadata() { return *metadata_; }
+  // Whether this broker is one of a cluster (runnel.etcd.endpoints is set):
+  // then topics are created by store transactions any broker may write,
+  // the metadata image comes from the store's watch, and this broker hosts
+  // the partitions the image assigns it (broker/hosted_partitions.h).
+  bool in_cluster() const { return in_cluster_; }
+  ClusterMember* cluster_member() { return member_.get(); }
+  // Registers in the cluster and loads its metadata, before the listeners
+  // accept (their bound ports are what the registration advertises).
+  // Throws std::runtime_error when it cannot. Nothing on a single node.
+  void join_cluster();
+  // Waits until the metadata image reflects `revision` (a write this broker
+  // made) and this broker has acted on it; false after `limit`.
+  awaitable<bool> wait_for_image(int64_t revision, std::chrono::milliseconds limit);
   group::GroupService& groups() { return *groups_; }
   // The hosted partitions and the requests waiting on them; every waiting
   // fetch is answered when the broker begins to shut down.
@@ -100,10 +116,12 @@ class Broker {
 
   // Starts the periodic storage work (retention, flush, checkpoints).
   void start_background_work();
-  // Graceful stop: every connection stops reading, finishes the request it
-  // is serving and sends its queued responses (bounded by
-  // request.timeout.ms); then the logs are flushed and closed with the
-  // clean-shutdown marker, and `done` runs.
+  // Graceful stop: in a cluster with controlled.shutdown.enable, this
+  // broker's leaderships move to other brokers first (ClusterMember::
+  // hand_over_leadership). Then every connection stops reading, finishes
+  // the request it is serving and sends its queued responses (bounded by
+  // request.timeout.ms); the broker leaves the cluster, the logs are
+  // flushed and closed with the clean-shutdown marker, and `done` runs.
   void begin_shutdown(std::function<void()> done);
   bool stopping() const { return stopping_; }
 
@@ -111,7 +129,12 @@ class Broker {
   // Runs a store call to completion before the loop serves (startup only).
   template <typename T>
   T wait_at_startup(awaitable<T> a);
-  awaitable<void> drain_connections(std::function<void()> done);
+  void stop_serving();
+  awaitable<void> shut_down(bool hand_over, std::function<void()> done);
+  awaitable<void> drain_connections();
+  // The single node's store and topics, or the cluster's store and its id.
+  void open_local_metadata();
+  void open_cluster_metadata();
   awaitable<void> storage_ticks();
   awaitable<void> producer_expiration_checks();
 
@@ -120,9 +143,10 @@ class Broker {
   int32_t node_id_;
   std::string cluster_id_;
   std::vector<Listener> advertised_;
+  bool in_cluster_ = false;
   RequestMemory request_memory_;
   asio::thread_pool blocking_;
-  std::unique_ptr<cluster::LocalMetadataStore> metadata_;
+  std::unique_ptr<cluster::MetadataStore> metadata_;
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<TopicTable> topics_;
   std::unique_ptr<replication::ReplicaManager> replica_manager_;
@@ -130,6 +154,9 @@ class Broker {
   cluster::MetadataCache metadata_cache_;
   MetadataPublisher metadata_publisher_{metadata_cache_, cluster_id_, NodeId(node_id_)};
   std::unique_ptr<cluster::ProducerIdAllocator> producer_ids_;
+  // In a cluster only.
+  std::unique_ptr<HostedPartitions> hosted_;
+  std::unique_ptr<ClusterMember> member_;
   std::vector<std::weak_ptr<Connection>> connections_;
   bool stopping_ = false;
   // Last, so it is destroyed first: it uses the topics and the logs.

@@ -164,6 +164,10 @@ const std::vector<ConfigKey> kBrokerKeys = {
     {"runnel.etcd.request.timeout.ms", T::int_, "5000", at_least(1), I::medium},
     {"broker.session.timeout.ms", T::int_, "9000", at_least(1), I::medium},
     {"broker.heartbeat.interval.ms", T::int_, "2000", at_least(1), I::medium},
+    {"controlled.shutdown.enable", T::boolean, "true", {}, I::medium},
+    {"auto.leader.rebalance.enable", T::boolean, "true", {}, I::high},
+    {"leader.imbalance.check.interval.seconds", T::long_, "300", at_least(1), I::high},
+    {"leader.imbalance.per.broker.percentage", T::int_, "10", range(0, 100), I::high},
     // Replication (issue 14): followers fetch from their leaders.
     {"num.replica.fetchers", T::int_, "1", at_least(1), I::high},
     {"replica.fetch.max.bytes", T::int_, "1048576", at_least(0), I::medium},

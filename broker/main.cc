@@ -15,6 +15,18 @@ using namespace runnel::broker;
 
 namespace {
 
+// Settings that only a cluster acts on: set on a single node, they are reported.
+constexpr const char* kClusterOnly[] = {"runnel.etcd.prefix",          "runnel.etcd.request.timeout.ms",
+                                        "broker.session.timeout.ms",   "broker.heartbeat.interval.ms",
+                                        "controlled.shutdown.enable",  "auto.leader.rebalance.enable",
+                                        "leader.imbalance.check.interval.seconds",
+                                        "leader.imbalance.per.broker.percentage",
+                                        "num.replica.fetchers",        "replica.fetch.max.bytes",
+                                        "replica.fetch.min.bytes",     "replica.fetch.wait.max.ms",
+                                        "replica.fetch.response.max.bytes", "replica.fetch.backoff.ms",
+                                        "replica.lag.time.max.ms",     "replica.socket.timeout.ms",
+                                        "inter.broker.listener.name"};
+
 int usage() {
   std::fprintf(stderr,
                "usage: runnel serve [server.properties] [--override key=value ...]\n"
@@ -69,10 +81,14 @@ int serve(int argc, char** argv) {
       RLOG_WARN("unknown configuration '%s' was supplied but is not used by Runnel", k.c_str());
     for (const auto& [k, why] : config.accepted_not_acted_on())
       RLOG_WARN("configuration '%s' is accepted but not acted on: %s", k.c_str(), why.c_str());
+    if (!config.is_set("runnel.etcd.endpoints"))
+      for (const char* k : kClusterOnly)
+        if (config.is_set(k)) RLOG_WARN("configuration '%s' only applies to a cluster (runnel.etcd.endpoints is not set)", k);
     asio::io_context io(1);
     Broker broker(io, std::move(config));
     Server server(io, broker);
     server.bind();
+    broker.join_cluster();
     broker.start_background_work();
     RLOG_INFO("runnel node %d started (cluster id %s, %zu topics)", broker.node_id(), broker.cluster_id().c_str(),
               broker.topics().topics().size());

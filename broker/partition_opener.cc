@@ -9,12 +9,13 @@ storage::Result<std::shared_ptr<Partition>> open_partition(storage::LogManager& 
                                                            int32_t index) {
   auto log = logs.get_or_create({spec.topic, index}, spec.config, spec.topic_id);
   if (!log) return log.error();
-  if ((*log)->leader_epochs().empty()) {
+  if (spec.single_node && (*log)->leader_epochs().empty()) {
     auto ec = (*log)->assign_leader_epoch(0, (*log)->log_end_offset());
     if (ec) return ec;
   }
   auto part = std::make_shared<Partition>(spec.topic, PartitionId(index), *log, NodeId(spec.node_id));
-  part->become_leader_or_follower(replication::PartitionState::single_node(NodeId(spec.node_id)));
+  if (spec.single_node)
+    part->become_leader_or_follower(replication::PartitionState::single_node(NodeId(spec.node_id)));
   if (auto ec = part->load_producer_state(storage::wall_clock_ms(), spec.producer_expiration_ms)) return ec;
   return part;
 }

@@ -25,6 +25,10 @@ struct PartitionSpec {
   storage::LogConfig config;
   int32_t node_id = -1;
   int64_t producer_expiration_ms = 0;  // producer.id.expiration.ms
+  // A single node's partition leads at epoch 0 once opened; a cluster's
+  // waits for the metadata to say whether it leads or follows, and at
+  // which epoch (broker/hosted_partitions.h).
+  bool single_node = true;
 };
 
 struct OpenedPartitions {

@@ -1,12 +1,16 @@
 #include "broker/topic_frontend.h"
 
+#include <algorithm>
 #include <functional>
+#include <variant>
 
 #include "broker/broker.h"
 #include "broker/group/group_service.h"
 #include "broker/logging.h"
 #include "cluster/etcd/key_layout.h"
+#include "cluster/partition_change.h"
 #include "cluster/replica_placement.h"
+#include "cluster/topic_writes.h"
 #include "storage/uuid_text.h"
 
 namespace runnel::broker {
@@ -62,6 +66,22 @@ TopicError already_exists(const std::string& name) {
 
 }  // namespace
 
+TopicError check_replica_list(const std::vector<int32_t>& replicas, const cluster::MetadataImage& image) {
+  if (replicas.empty())
+    return {ErrorCode::invalid_replica_assignment, "The manual partition assignment includes an empty replica list."};
+  std::vector<int32_t> sorted = replicas;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (!image.broker(NodeId(sorted[i])))
+      return {ErrorCode::invalid_replica_assignment, "The manual partition assignment includes broker " +
+                                                         std::to_string(sorted[i]) + ", but no such broker is registered."};
+    if (i > 0 && sorted[i] == sorted[i - 1])
+      return {ErrorCode::invalid_replica_assignment, "The manual partition assignment includes the broker " +
+                                                         std::to_string(sorted[i]) + " more than once."};
+  }
+  return {};
+}
+
 TopicFrontend::TopicFrontend(Broker& broker) : broker_(broker), released_(broker.io()) {
   released_.expires_at(asio::steady_timer::time_point::max());
 }
@@ -74,20 +94,26 @@ TopicError TopicFrontend::validate_new_topic(const std::string& name, int32_t& p
                                              const TopicOverrides& overrides) const {
   const BrokerConfig& config = broker_.config();
   if (auto e = TopicTable::validate_name(name); !e.ok()) return e;
-  if (broker_.topics().find(name) || in_flight(name)) return already_exists(name);
+  if (broker_.topics().find(name) || broker_.metadata_cache()->topic(name) || in_flight(name))
+    return already_exists(name);
   if (partitions == -1) partitions = config.typed().num_partitions;
   if (partitions <= 0)
     return {ErrorCode::invalid_partitions, "Number of partitions was set to an invalid non-positive value."};
   if (replication_factor == -1) replication_factor = static_cast<int16_t>(config.typed().default_replication_factor);
-  // The placement's own checks, over the one live broker this node is.
-  if (auto placed = cluster::place_replicas({NodeId(broker_.node_id())}, 0, 0, replication_factor); placed.error)
+  // The placement's own checks, over the live brokers (on one node, this one).
+  if (auto placed = cluster::place_replicas(broker_.metadata_cache()->live_brokers(), 0, 0, replication_factor);
+      placed.error)
     return {ErrorCode::invalid_replication_factor, placed.error->message};
   for (const auto& [k, v] : overrides)
     if (auto err = validate_topic_config(k, v); !err.empty()) return {ErrorCode::invalid_config, err};
   return {};
 }
 
-awaitable<CreatedTopic> TopicFrontend::create(std::string name, int32_t partitions, TopicOverrides overrides) {
+awaitable<CreatedTopic> TopicFrontend::create(std::string name, int32_t partitions, TopicOverrides overrides,
+                                              int16_t replication_factor, ReplicaAssignment assignment) {
+  if (broker_.in_cluster())
+    co_return co_await create_in_cluster(std::move(name), partitions, std::move(overrides), replication_factor,
+                                         std::move(assignment));
   TopicTable& t = table();
   // Another request created this name, or is creating it, since this one
   // was validated: Kafka's controller, one request at a time, would say so.
@@ -110,6 +136,7 @@ awaitable<CreatedTopic> TopicFrontend::create(std::string name, int32_t partitio
 }
 
 awaitable<TopicError> TopicFrontend::remove(std::string name) {
+  if (broker_.in_cluster()) co_return co_await remove_in_cluster(std::move(name));
   co_await wait_for(name);
   TopicTable& t = table();
   auto topic = t.find(name);
@@ -128,16 +155,20 @@ awaitable<TopicError> TopicFrontend::remove(std::string name) {
 }
 
 TopicError TopicFrontend::check_new_count(const Topic& topic, int32_t count) {
-  const int32_t current = static_cast<int32_t>(topic.partitions.size());
+  return check_new_count(static_cast<int32_t>(topic.partitions.size()), topic.name, count);
+}
+
+TopicError TopicFrontend::check_new_count(int32_t current, const std::string& name, int32_t count) {
   if (count == current)
     return {ErrorCode::invalid_partitions, "Topic already has " + std::to_string(current) + " partition(s)."};
   if (count < current)
-    return {ErrorCode::invalid_partitions, "The topic " + topic.name + " currently has " + std::to_string(current) +
+    return {ErrorCode::invalid_partitions, "The topic " + name + " currently has " + std::to_string(current) +
                                                " partition(s); " + std::to_string(count) + " would not be an increase."};
   return {};
 }
 
-awaitable<TopicError> TopicFrontend::add_partitions(std::string name, int32_t count) {
+awaitable<TopicError> TopicFrontend::add_partitions(std::string name, int32_t count, ReplicaAssignment assignment) {
+  if (broker_.in_cluster()) co_return co_await add_partitions_in_cluster(std::move(name), count, std::move(assignment));
   co_await wait_for(name);
   TopicTable& t = table();
   auto topic = t.find(name);
@@ -158,6 +189,7 @@ awaitable<TopicError> TopicFrontend::add_partitions(std::string name, int32_t co
 }
 
 awaitable<TopicError> TopicFrontend::set_overrides(std::string name, TopicOverrides overrides) {
+  if (broker_.in_cluster()) co_return co_await set_overrides_in_cluster(std::move(name), std::move(overrides));
   TopicTable& t = table();
   auto topic = t.find(name);
   if (!topic)
@@ -185,6 +217,110 @@ awaitable<std::error_code> TopicFrontend::unpersist(std::string name) {
 
 awaitable<void> TopicFrontend::remove_logs(const std::string& topic, std::vector<int32_t> indexes) {
   (void)co_await broker_.run_blocking(removing(broker_.logs(), topic, std::move(indexes)));
+}
+
+namespace {
+
+TopicError unknown_topic() {
+  return {ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
+}
+
+TopicError store_failed(const std::error_code& ec) {
+  return {ErrorCode::request_timed_out, "The cluster's metadata could not be written: " + ec.message()};
+}
+
+// The seed's placement over the live brokers, or the request's own.
+std::variant<std::vector<std::vector<NodeId>>, TopicError> replicas_for(const cluster::MetadataImage& image,
+                                                                      int32_t first, int32_t count, int16_t factor,
+                                                                      ReplicaAssignment assignment) {
+  if (!assignment.empty()) return assignment;
+  auto placed = cluster::place_replicas(image.live_brokers(), first, count, factor);
+  if (placed.error) return TopicError{ErrorCode::invalid_replication_factor, placed.error->message};
+  return std::move(placed.replicas);
+}
+
+}  // namespace
+
+awaitable<CreatedTopic> TopicFrontend::create_in_cluster(std::string name, int32_t partitions, TopicOverrides overrides,
+                                                         int16_t replication_factor, ReplicaAssignment assignment) {
+  const cluster::ImagePtr image = broker_.metadata_cache().image();
+  if (image->topic(name)) co_return CreatedTopic{already_exists(name), nullptr};
+  if (replication_factor == -1) replication_factor = static_cast<int16_t>(broker_.config().typed().default_replication_factor);
+  auto replicas = replicas_for(*image, 0, partitions, replication_factor, std::move(assignment));
+  if (auto* e = std::get_if<TopicError>(&replicas)) co_return CreatedTopic{*e, nullptr};
+  cluster::TopicImage topic;
+  topic.name = name;
+  do {
+    topic.id = storage::random_uuid();
+  } while (image->topic(topic.id));
+  topic.internal = TopicTable::is_internal(name);
+  topic.configs = cluster::TopicConfigs(overrides.begin(), overrides.end());
+  for (auto& r : std::get<0>(replicas)) topic.partitions.push_back(cluster::new_partition(std::move(r)));
+  auto committed = co_await broker_.metadata().commit(cluster::create_topic_txn(topic));
+  if (!committed) co_return CreatedTopic{store_failed(committed.error()), nullptr};
+  // Another broker created the name first: Kafka's controller, one request
+  // at a time, would say the same.
+  if (!committed->succeeded) co_return CreatedTopic{already_exists(name), nullptr};
+  const auto limit = std::chrono::milliseconds(broker_.config().get_int("request.timeout.ms"));
+  if (!co_await broker_.wait_for_image(committed->revision, limit))
+    co_return CreatedTopic{{ErrorCode::request_timed_out, "The topic was created but this broker has not seen it yet."},
+                           nullptr};
+  auto created = table().find(name);
+  if (!created || created->id != topic.id) co_return CreatedTopic{already_exists(name), nullptr};
+  RLOG_INFO("created topic %s with %d partition(s), replication factor %zu, id %s", name.c_str(), partitions,
+            topic.partitions.empty() ? size_t{0} : topic.partitions.front().replicas.size(),
+            storage::uuid_to_base64(topic.id).c_str());
+  co_return CreatedTopic{{}, created};
+}
+
+awaitable<TopicError> TopicFrontend::remove_in_cluster(std::string name) {
+  co_return co_await commit_and_wait([name](const cluster::MetadataImage& image) -> TxnOrError {
+    auto topic = image.topic(name);
+    if (!topic) return unknown_topic();
+    return cluster::delete_topic_txn(*topic);
+  });
+}
+
+awaitable<TopicError> TopicFrontend::add_partitions_in_cluster(std::string name, int32_t count,
+                                                               ReplicaAssignment assignment) {
+  co_return co_await commit_and_wait([name, count, assignment](const cluster::MetadataImage& image) -> TxnOrError {
+    auto topic = image.topic(name);
+    if (!topic) return unknown_topic();
+    const auto current = static_cast<int32_t>(topic->partitions.size());
+    if (auto e = check_new_count(current, name, count); !e.ok()) return e;
+    const auto factor = static_cast<int16_t>(topic->partitions.empty() ? 1 : topic->partitions.front().replicas.size());
+    auto replicas = replicas_for(image, current, count - current, factor, assignment);
+    if (auto* e = std::get_if<TopicError>(&replicas)) return *e;
+    std::vector<cluster::PartitionRegistration> added;
+    for (auto& r : std::get<0>(replicas)) added.push_back(cluster::new_partition(std::move(r)));
+    return cluster::add_partitions_txn(*topic, added);
+  });
+}
+
+awaitable<TopicError> TopicFrontend::set_overrides_in_cluster(std::string name, TopicOverrides overrides) {
+  cluster::TopicConfigs configs(overrides.begin(), overrides.end());
+  co_return co_await commit_and_wait([name, configs](const cluster::MetadataImage& image) -> TxnOrError {
+    auto topic = image.topic(name);
+    if (!topic) return unknown_topic();
+    return cluster::set_topic_configs_txn(*topic, configs);
+  });
+}
+
+awaitable<TopicError> TopicFrontend::commit_and_wait(std::function<TxnOrError(const cluster::MetadataImage&)> build) {
+  const auto limit = std::chrono::milliseconds(broker_.config().get_int("request.timeout.ms"));
+  // Each attempt is built from the image as it stands; a conflict means
+  // another broker changed the topic first (Kafka's controller would have
+  // serialized the two): once the image has that change, build again.
+  for (int attempt = 0;; ++attempt) {
+    auto built = build(*broker_.metadata_cache().image());
+    if (auto* e = std::get_if<TopicError>(&built)) co_return *e;
+    auto committed = co_await broker_.metadata().commit(std::get<cluster::Txn>(std::move(built)));
+    if (!committed) co_return store_failed(committed.error());
+    if (!co_await broker_.wait_for_image(committed->revision, limit))
+      co_return TopicError{ErrorCode::request_timed_out, "This broker has not seen the cluster's metadata change yet."};
+    if (committed->succeeded) co_return TopicError{};
+    if (attempt == 10) co_return TopicError{ErrorCode::request_timed_out, "The topic kept changing concurrently."};
+  }
 }
 
 }  // namespace runnel::broker

@@ -11,11 +11,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <variant>
 
 #include "broker/asio.h"
 #include "broker/topic_table.h"
+#include "cluster/metadata_store.h"
 
 namespace runnel::broker {
 
@@ -49,6 +52,15 @@ struct CreatedTopic {
   std::shared_ptr<Topic> topic;
 };
 
+// A new partition's replicas, preferred leader first, one list per
+// partition; empty: placed by the seed's rule (cluster/replica_placement.h).
+using ReplicaAssignment = std::vector<std::vector<NodeId>>;
+
+// A manual replica list (CreateTopics' and CreatePartitions' assignments),
+// checked as Kafka's controller does: not empty, every broker registered,
+// none twice.
+TopicError check_replica_list(const std::vector<int32_t>& replicas, const cluster::MetadataImage& image);
+
 class TopicFrontend {
  public:
   explicit TopicFrontend(Broker& broker);
@@ -65,20 +77,35 @@ class TopicFrontend {
   // Creates a validated topic and its partitions. A failure on disk
   // removes whatever it made: the topic is then neither in the table nor
   // in the metadata store, and its partition directories are gone.
-  awaitable<CreatedTopic> create(std::string name, int32_t partitions, TopicOverrides overrides);
+  // In a cluster it is one store transaction (cluster/topic_writes.h) with
+  // every partition's replicas and leader; it returns once this broker's
+  // image has the topic, and each replica's broker creates its log when
+  // its own image does.
+  awaitable<CreatedTopic> create(std::string name, int32_t partitions, TopicOverrides overrides,
+                                 int16_t replication_factor = -1, ReplicaAssignment assignment = {});
   // Deletes a topic: gone from the table at once, its partition
   // directories renamed "-delete" off the loop.
   awaitable<TopicError> remove(std::string name);
   // Checks a CreatePartitions count against the topic's current one.
   static TopicError check_new_count(const Topic& topic, int32_t count);
+  static TopicError check_new_count(int32_t current, const std::string& topic, int32_t count);
   // Grows a topic to `count` partitions, all or nothing.
-  awaitable<TopicError> add_partitions(std::string name, int32_t count);
+  awaitable<TopicError> add_partitions(std::string name, int32_t count, ReplicaAssignment assignment = {});
   // Replaces a topic's overrides (validated by the caller), applies them
   // to its partition logs and persists them off the loop.
   awaitable<TopicError> set_overrides(std::string name, TopicOverrides overrides);
 
  private:
   TopicTable& table();
+  // The cluster's side of each change: a store transaction, then the wait
+  // (bounded by request.timeout.ms) until this broker's image reflects it.
+  awaitable<CreatedTopic> create_in_cluster(std::string name, int32_t partitions, TopicOverrides overrides,
+                                            int16_t replication_factor, ReplicaAssignment assignment);
+  awaitable<TopicError> remove_in_cluster(std::string name);
+  awaitable<TopicError> add_partitions_in_cluster(std::string name, int32_t count, ReplicaAssignment assignment);
+  awaitable<TopicError> set_overrides_in_cluster(std::string name, TopicOverrides overrides);
+  using TxnOrError = std::variant<cluster::Txn, TopicError>;
+  awaitable<TopicError> commit_and_wait(std::function<TxnOrError(const cluster::MetadataImage&)> build);
   // Waits until no other change of this name is in flight.
   awaitable<void> wait_for(const std::string& name);
   // Stores a topic's record (topics/<name>), or deletes it, in the

@@ -110,8 +110,45 @@ void TopicTable::add_partitions(Topic& topic, std::vector<std::shared_ptr<Partit
 void TopicTable::set_overrides(Topic& topic, TopicOverrides overrides) {
   topic.config = topic_config(overrides);
   topic.overrides = std::move(overrides);
-  for (auto& p : topic.partitions) p->log().set_config(topic.config.log);
+  for (auto& p : topic.partitions)
+    if (p) p->log().set_config(topic.config.log);
   if (changed_) changed_(topic.name);
+}
+
+std::shared_ptr<Topic> TopicTable::mirror(const cluster::TopicImage& image) {
+  auto topic = find(image.name);
+  const TopicOverrides overrides(image.configs.begin(), image.configs.end());
+  if (!topic) {
+    topic = std::make_shared<Topic>();
+    topic->name = image.name;
+    topic->id = image.id;
+    topic->internal = image.internal || is_internal(image.name);
+    topic->overrides = overrides;
+    topic->config = topic_config(overrides);
+    topic->partitions.resize(image.partitions.size());
+    publish(topic);
+    return topic;
+  }
+  if (topic->partitions.size() < image.partitions.size()) topic->partitions.resize(image.partitions.size());
+  if (topic->overrides != overrides) set_overrides(*topic, overrides);
+  return topic;
+}
+
+void TopicTable::host(Topic& topic, std::shared_ptr<Partition> partition) {
+  const auto i = static_cast<size_t>(partition->index());
+  if (i >= topic.partitions.size()) topic.partitions.resize(i + 1);
+  partition->log().set_config(topic.config.log);
+  topic.partitions[i] = std::move(partition);
+}
+
+std::shared_ptr<Partition> TopicTable::unhost(Topic& topic, int32_t index) {
+  if (index < 0 || index >= static_cast<int32_t>(topic.partitions.size())) return nullptr;
+  return std::exchange(topic.partitions[static_cast<size_t>(index)], nullptr);
+}
+
+bool TopicTable::has_partition(const std::string& name, int32_t index) const {
+  auto t = find(name);
+  return t && index >= 0 && index < static_cast<int32_t>(t->partitions.size());
 }
 
 std::shared_ptr<Topic> TopicTable::find(const std::string& name) const {
@@ -154,7 +191,8 @@ Result<std::shared_ptr<Topic>> TopicTable::create(const std::string& name, int32
 void TopicTable::apply_broker_defaults() {
   for (auto& [name, topic] : by_name_) {
     topic->config = topic_config(topic->overrides);
-    for (auto& p : topic->partitions) p->log().set_config(topic->config.log);
+    for (auto& p : topic->partitions)
+      if (p) p->log().set_config(topic->config.log);
   }
 }
 

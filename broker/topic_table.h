@@ -25,6 +25,7 @@
 #include "broker/partition_opener.h"
 #include "replication/partition.h"
 #include "broker/topic_config.h"
+#include "cluster/metadata_image.h"
 #include "cluster/metadata_store.h"
 #include "protocol/error_codes.h"
 #include "storage/log_manager.h"
@@ -40,6 +41,7 @@ struct Topic {
   protocol::Uuid id;
   TopicOverrides overrides;
   TopicConfig config;  // built from `overrides` over the broker's values (TopicConfig::build)
+  // One slot per partition; in a cluster, null where this broker is not a replica.
   std::vector<std::shared_ptr<Partition>> partitions;
   bool internal = false;
 };
@@ -91,6 +93,18 @@ class TopicTable {
   void add_partitions(Topic& topic, std::vector<std::shared_ptr<Partition>> partitions);
   // Replaces a published topic's overrides and gives its partition logs the new config.
   void set_overrides(Topic& topic, TopicOverrides overrides);
+
+  // In a cluster the table mirrors the metadata image (broker/hosted_partitions.h):
+  // every topic of the cluster is here, with one slot per partition, and a
+  // slot holds a Partition only where this broker is a replica (null
+  // elsewhere). mirror() adds the image's topic or brings its partition
+  // count and overrides up to date; a topic of that name with another id
+  // must be unpublished first.
+  std::shared_ptr<Topic> mirror(const cluster::TopicImage& image);
+  void host(Topic& topic, std::shared_ptr<Partition> partition);
+  std::shared_ptr<Partition> unhost(Topic& topic, int32_t index);
+  // Whether the topic has this partition, hosted here or not.
+  bool has_partition(const std::string& topic, int32_t index) const;
 
   // Runs after every change of a topic that readers can see (published,
   // unpublished, grown, overrides replaced), with the topic's name; the

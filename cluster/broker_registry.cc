@@ -96,6 +96,24 @@ awaitable<void> BrokerRegistry::heartbeats(std::shared_ptr<bool> alive) {
   }
 }
 
+awaitable<std::error_code> BrokerRegistry::fence_for_shutdown() {
+  if (lease_ == kNoLease) co_return std::make_error_code(std::errc::not_connected);
+  BrokerRegistration fenced = self_;
+  fenced.fenced = true;
+  // Only while this registration (its epoch: the key's create revision) is
+  // the live one; a put would otherwise make a key no session owns.
+  Txn txn;
+  const std::string key = keys::broker(self_.id);
+  auto current = co_await store_.get(key);
+  if (!current) co_return current.error();
+  if (!*current || (*current)->create_revision != epoch_) co_return std::make_error_code(std::errc::not_connected);
+  txn.compares.push_back({key, (*current)->mod_revision});
+  txn.ops.push_back(Op::put(key, encode_broker(fenced), lease_));
+  auto r = co_await store_.commit(std::move(txn));
+  if (!r) co_return r.error();
+  co_return r->succeeded ? std::error_code{} : std::make_error_code(std::errc::not_connected);
+}
+
 awaitable<std::error_code> BrokerRegistry::stop() {
   *alive_ = false;
   alive_ = std::make_shared<bool>(true);

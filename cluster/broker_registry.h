@@ -38,6 +38,11 @@ class BrokerRegistry {
   // ended; `on_registered` after each (re-)registration with the new epoch.
   awaitable<std::error_code> start(std::chrono::milliseconds limit, std::function<void()> on_lost,
                                    std::function<void(int64_t epoch)> on_registered);
+  // Controlled shutdown's first step (Kafka's inControlledShutdown): the
+  // registration is rewritten fenced, under the same lease, so the
+  // controller moves this broker's leaderships to other ISR members and
+  // takes it out of the ISRs while it still serves.
+  awaitable<std::error_code> fence_for_shutdown();
   // Controlled shutdown's last step: the lease is revoked, so the key goes
   // now (the error when the store could not be told: the lease then expires).
   awaitable<std::error_code> stop();

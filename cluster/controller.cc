@@ -2,6 +2,9 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <map>
 
 #include "cluster/etcd/key_layout.h"
 #include "cluster/metadata_codec.h"
@@ -9,14 +12,31 @@
 
 namespace runnel::cluster {
 
+namespace {
+
+IsLive live_in(const MetadataImage& image) {
+  return [&image](NodeId n) {
+    const BrokerRegistration* b = image.broker(n);
+    return b && !b->fenced;
+  };
+}
+
+}  // namespace
+
 Controller::Controller(MetadataStore& store, const ControllerElection& election, ControllerOptions options, Log log)
     : store_(store), election_(election), options_(options), log_(std::move(log)) {}
 
 Controller::~Controller() { *alive_ = false; }
 
 void Controller::on_image(ImagePtr image) {
+  latest_ = image;
   next_ = std::move(image);
-  if (running_ || !election_.is_controller()) return;
+  if (!election_.is_controller()) return;
+  if (options_.auto_leader_rebalance && !rebalancing_) {
+    rebalancing_ = true;
+    asio::co_spawn(store_.get_executor(), rebalance_checks(alive_), asio::detached);
+  }
+  if (running_) return;
   running_ = true;
   asio::co_spawn(store_.get_executor(), run(alive_), asio::detached);
 }
@@ -31,42 +51,76 @@ awaitable<void> Controller::run(std::shared_ptr<bool> alive) {
 }
 
 awaitable<void> Controller::reconcile(const MetadataImage& image) {
-  auto live = [&image](NodeId n) {
-    const BrokerRegistration* b = image.broker(n);
-    return b && !b->fenced;
-  };
+  const IsLive live = live_in(image);
+  std::vector<Change> changes;
+  for (const auto& [name, topic] : image.topics())
+    for (size_t i = 0; i < topic->partitions.size(); ++i) {
+      const PartitionRegistration& current = topic->partitions[i];
+      if (auto next = reelect(current, live, options_.unclean_leader_election))
+        changes.push_back({name, static_cast<int32_t>(i), &current, std::move(*next)});
+    }
+  co_await write(std::move(changes), "re-elected");
+}
+
+awaitable<void> Controller::rebalance_checks(std::shared_ptr<bool> alive) {
+  asio::steady_timer timer(store_.get_executor());
+  while (*alive && election_.is_controller()) {
+    timer.expires_after(options_.imbalance_check_interval);
+    co_await timer.async_wait(asio::use_awaitable);
+    if (!*alive || !election_.is_controller() || !latest_) break;
+    // Held for the check: the writes below point into it.
+    const ImagePtr image = latest_;
+    const IsLive live = live_in(*image);
+    // Per preferred broker: its partitions, and those led elsewhere that it could lead.
+    std::map<NodeId, std::pair<size_t, std::vector<Change>>> by_preferred;
+    for (const auto& [name, topic] : image->topics())
+      for (size_t i = 0; i < topic->partitions.size(); ++i) {
+        const PartitionRegistration& current = topic->partitions[i];
+        if (current.replicas.empty()) continue;
+        auto& [count, moves] = by_preferred[current.replicas.front()];
+        ++count;
+        if (auto next = elect_preferred(current, live))
+          moves.push_back({name, static_cast<int32_t>(i), &current, std::move(*next)});
+      }
+    std::vector<Change> changes;
+    for (auto& [broker, entry] : by_preferred) {
+      auto& [count, moves] = entry;
+      if (moves.empty() || moves.size() * 100 <= count * static_cast<size_t>(options_.imbalance_percentage)) continue;
+      for (auto& m : moves) changes.push_back(std::move(m));
+    }
+    co_await write(std::move(changes), "given back to its preferred leader");
+  }
+  if (*alive) rebalancing_ = false;
+}
+
+awaitable<void> Controller::write(std::vector<Change> changes, const char* why) {
   Txn txn;
-  size_t changes = 0;
-  auto flush = [&]() -> awaitable<bool> {
-    if (txn.ops.empty()) co_return true;
+  size_t in_txn = 0;
+  std::vector<std::string> moves;  // logged once written
+  for (size_t c = 0; c < changes.size(); ++c) {
+    const Change& ch = changes[c];
+    const std::string key = keys::partition(ch.topic, ch.partition);
+    txn.compares.push_back({key, ch.current->mod_revision});
+    txn.ops.push_back(Op::put(key, encode_partition(ch.next)));
+    if (ch.next.leader != ch.current->leader)
+      moves.push_back("controller: " + ch.topic + "-" + std::to_string(ch.partition) + " " + why + ": leader " +
+                      std::to_string(ch.current->leader.value()) + " -> " + std::to_string(ch.next.leader.value()) +
+                      " at epoch " + std::to_string(ch.next.leader_epoch.value()));
+    if (++in_txn < options_.max_ops_per_txn && c + 1 < changes.size()) continue;
     txn.compares.push_back(election_.fence());
     auto r = co_await store_.commit(std::exchange(txn, Txn{}));
     if (!r) {
-      log_("controller: writing " + std::to_string(changes) + " partition changes failed: " + r.error().message());
-      co_return false;
+      log_("controller: writing " + std::to_string(in_txn) + " partition changes failed: " + r.error().message());
+      co_return;
     }
     // A conflict: a leader changed its ISR meanwhile, or this broker lost
     // the election. The image that change brings is reconciled next.
-    if (r->succeeded) written_ += changes;
-    changes = 0;
-    co_return r->succeeded;
-  };
-  for (const auto& [name, topic] : image.topics()) {
-    for (size_t i = 0; i < topic->partitions.size(); ++i) {
-      const PartitionRegistration& current = topic->partitions[i];
-      auto next = reelect(current, live, options_.unclean_leader_election);
-      if (!next) continue;
-      const std::string key = keys::partition(name, static_cast<int32_t>(i));
-      txn.compares.push_back({key, current.mod_revision});
-      txn.ops.push_back(Op::put(key, encode_partition(*next)));
-      if (next->leader != current.leader)
-        log_("controller: " + name + "-" + std::to_string(i) + " leader " + std::to_string(current.leader.value()) +
-             " -> " + std::to_string(next->leader.value()) + " at epoch " +
-             std::to_string(next->leader_epoch.value()));
-      if (++changes >= options_.max_ops_per_txn && !co_await flush()) co_return;
-    }
+    if (!r->succeeded) co_return;
+    for (const auto& m : moves) log_(m);
+    moves.clear();
+    written_ += in_txn;
+    in_txn = 0;
   }
-  co_await flush();
 }
 
 }  // namespace runnel::cluster

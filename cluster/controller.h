@@ -11,9 +11,12 @@
 // meanwhile.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cluster/controller_election.h"
 #include "cluster/metadata_image.h"
@@ -23,6 +26,14 @@ namespace runnel::cluster {
 
 struct ControllerOptions {
   bool unclean_leader_election = false;  // unclean.leader.election.enable
+  // Preferred leaders come back (Kafka's auto.leader.rebalance.enable):
+  // every leader.imbalance.check.interval.seconds, a broker for which more
+  // than leader.imbalance.per.broker.percentage of the partitions it is the
+  // preferred (first) replica of are led elsewhere gets them back, where it
+  // is live and in the ISR.
+  bool auto_leader_rebalance = true;
+  std::chrono::milliseconds imbalance_check_interval{300'000};
+  int32_t imbalance_percentage = 10;
   size_t max_ops_per_txn = 64;           // etcd refuses more than --max-txn-ops (128 by default)
 };
 
@@ -40,13 +51,26 @@ class Controller {
  private:
   awaitable<void> run(std::shared_ptr<bool> alive);
   awaitable<void> reconcile(const MetadataImage& image);
+  awaitable<void> rebalance_checks(std::shared_ptr<bool> alive);
+  struct Change {
+    std::string topic;
+    int32_t partition;
+    const PartitionRegistration* current;
+    PartitionRegistration next;
+  };
+  // Writes the changes, each compared at its key's current revision, in
+  // fenced transactions of at most max_ops_per_txn; stops at the first
+  // that fails (the image it raced with is reconciled next).
+  awaitable<void> write(std::vector<Change> changes, const char* why);
 
   MetadataStore& store_;
   const ControllerElection& election_;
   ControllerOptions options_;
   Log log_;
   ImagePtr next_;
+  ImagePtr latest_;
   bool running_ = false;
+  bool rebalancing_ = false;
   uint64_t written_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

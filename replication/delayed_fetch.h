@@ -31,6 +31,7 @@ struct FetchPartition {
   Offset fetch_offset{0};
   int32_t max_bytes = 0;                            // PartitionMaxBytes
   std::optional<LeaderEpoch> current_leader_epoch;  // nullopt: the client does not say
+  std::optional<LeaderEpoch> last_fetched_epoch;    // a replica's LastFetchedEpoch (v12+), if it sent one
 };
 
 struct FetchParams {
@@ -40,16 +41,21 @@ struct FetchParams {
   int64_t max_bytes = 0;
   std::chrono::milliseconds max_wait{0};
   FetchIsolation isolation = FetchIsolation::high_watermark;
+  // Set for a replica's fetch (ReplicaId >= 0): each partition is read by
+  // Partition::fetch_records_for_follower, to the log end offset.
+  std::optional<ReplicaFetch> replica;
 };
 
 // What one read of every partition found.
 struct FetchRead {
   int64_t bytes = 0;   // record bytes in the response
-  bool error = false;  // some partition answers with an error code
+  bool error = false;  // some partition answers with an error code, or a diverging epoch
 };
 
-// Reads each partition into its response slot (Kafka's readFromLog).
-FetchRead read_partitions(std::span<FetchPartition> partitions, int64_t max_bytes, FetchIsolation isolation);
+// Reads each partition into its response slot (Kafka's readFromLog). A
+// replica's fetch updates its fetch state only with `update_fetch_state`
+// (the first read; not the purgatory's re-reads, as in Kafka).
+FetchRead read_partitions(std::span<FetchPartition> partitions, const FetchParams& params, bool update_fetch_state);
 
 // Reads, and waits in `purgatory` if the answer may improve by waiting.
 // The response slots hold the final answer when it returns.

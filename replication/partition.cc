@@ -9,6 +9,17 @@
 
 namespace runnel::replication {
 
+namespace {
+
+ErrorCode read_error(std::error_code ec) {
+  if (ec == storage::StorageErrc::offset_out_of_range) return ErrorCode::offset_out_of_range;
+  // A closed log belongs to a partition deleted while a fetch waited.
+  if (ec == storage::StorageErrc::closed) return ErrorCode::unknown_topic_or_partition;
+  return ErrorCode::kafka_storage_error;
+}
+
+}  // namespace
+
 Partition::Partition(std::string topic, PartitionId id, std::shared_ptr<storage::Log> log, NodeId local_node,
                      const Clock& clock)
     : topic_(std::move(topic)), id_(id), log_(std::move(log)), local_node_(local_node), clock_(clock) {}
@@ -19,8 +30,20 @@ bool Partition::become_leader_or_follower(const PartitionState& state) {
   // Kafka resets what it knew of the followers when leadership changes:
   // they must fetch again before they count toward the high watermark.
   follower_log_end_.clear();
-  if (is_leader()) maybe_increment_high_watermark();
+  if (is_leader()) {
+    // Kafka's makeLeader: a new leader epoch starts at the log end offset.
+    const auto latest = log_->latest_epoch();
+    if (!latest || state.leader_epoch.value() > *latest)
+      if (auto ec = log_->assign_leader_epoch(state.leader_epoch.value(), log_->log_end_offset()))
+        RLOG_ERROR("%s-%d: recording leader epoch %d: %s", topic_.c_str(), index(), state.leader_epoch.value(),
+                   ec.message().c_str());
+    maybe_increment_high_watermark();
+  }
   return is_leader();
+}
+
+bool Partition::is_replica(NodeId node) const {
+  return std::find(state_.replicas.begin(), state_.replicas.end(), node) != state_.replicas.end();
 }
 
 ErrorCode Partition::check_local_log(std::optional<LeaderEpoch> current_leader_epoch, bool require_leader) const {
@@ -123,6 +146,114 @@ void Partition::update_follower_fetch_state(NodeId follower, Offset log_end_offs
   maybe_increment_high_watermark();
 }
 
+PartitionRead Partition::fetch_records_for_follower(const ReplicaFetch& replica, Offset fetch_offset,
+                                                    std::optional<LeaderEpoch> last_fetched_epoch, int64_t max_bytes,
+                                                    std::optional<LeaderEpoch> current_leader_epoch,
+                                                    bool min_one_batch, bool update_fetch_state) {
+  PartitionRead out;
+  out.error = check_local_log(current_leader_epoch, /*require_leader=*/true);
+  if (out.error != ErrorCode::none) return out;
+  if (!is_replica(replica.replica)) {
+    // Kafka's followerReplicaOrThrow: with an epoch that matches ours, the
+    // replica may just not be known here yet (retry); without one, nothing
+    // better to say.
+    out.error = current_leader_epoch ? ErrorCode::unknown_leader_epoch : ErrorCode::not_leader_or_follower;
+    return out;
+  }
+  // The offsets before the read (Kafka's readRecords): appends after it
+  // cannot keep a follower from catching up.
+  const OffsetSnapshot offsets = offset_snapshot();
+  auto fail = [&out](ErrorCode error) {
+    out.error = error;
+    out.records = {};
+    return out;
+  };
+  if (last_fetched_epoch) {
+    EpochEndOffset end = last_offset_for_leader_epoch(current_leader_epoch, *last_fetched_epoch, false);
+    if (end.error != ErrorCode::none) return fail(end.error);
+    if (end.end_offset == kUnknownOffset || end.leader_epoch == kNoLeaderEpoch) return fail(ErrorCode::offset_out_of_range);
+    if (fetch_offset < offsets.log_start_offset) return fail(ErrorCode::offset_out_of_range);
+    if (end.leader_epoch < *last_fetched_epoch || end.end_offset < fetch_offset) {
+      out.offsets = offsets;
+      out.diverging_epoch = end;
+      // No fetch state update: the follower truncates first.
+      return out;
+    }
+  }
+  auto read = log_->read(fetch_offset.value(), max_bytes, offsets.log_end_offset.value(), min_one_batch);
+  if (!read) return fail(read_error(read.error()));
+  if (update_fetch_state) {
+    // Kafka's Replica.updateFetchStateOrThrow: a fetch from an older
+    // incarnation of the broker is fenced.
+    if (replica.broker_epoch != -1 && replica.known_broker_epoch && *replica.known_broker_epoch > replica.broker_epoch)
+      return fail(ErrorCode::not_leader_or_follower);
+    update_follower_fetch_state(replica.replica, fetch_offset);
+  }
+  out.offsets = offsets;
+  out.records = read->records;
+  return out;
+}
+
+storage::Result<FollowerAppend> Partition::append_records_as_follower(std::span<const uint8_t> records) {
+  namespace rec = protocol::records;
+  FollowerAppend out;
+  size_t at = 0;
+  while (records.size() - at >= rec::kLogOverhead) {
+    const protocol::ByteView rest = records.subspan(at);
+    auto h = rec::read_batch_header(rest);
+    // A batch cut short at the end of the fetch: the next fetch starts at it.
+    if (!h || h->batch_length < 0 || h->total_size() > rest.size()) break;
+    // Kafka's UnexpectedAppendOffsetException case: an empty log started
+    // inside the leader's first batch (a log start offset the leader moved
+    // into the middle of a batch) starts over at that batch's base; the
+    // leader's log start offset is adopted after the append.
+    const int64_t end = log_end_offset().value();
+    if (out.batches == 0 && end == log_start_offset().value() && h->base_offset < end && h->last_offset() >= end)
+      if (auto ec = truncate_fully_and_start_at(Offset(h->base_offset))) return ec;
+    // One batch at a time, so a roll between two of them gets its producer
+    // snapshot as of the new segment's base, as on the leader.
+    auto info = log_->append_as_follower(rest.first(h->total_size()));
+    if (!info) return info.error();
+    if (info->rolled_at >= 0)
+      if (auto ec = write_producer_snapshot(info->rolled_at))
+        RLOG_WARN("%s-%d: producer snapshot at offset %lld: %s", topic_.c_str(), index(),
+                  static_cast<long long>(info->rolled_at), ec.message().c_str());
+    // Kafka's follower append (AppendOrigin.REPLICATION): the leader has
+    // checked the sequences; the follower records them, so an idempotent
+    // producer is still known here after a failover.
+    if (h->producer_id >= 0 && !h->is_control()) producers_.update(*h, h->base_offset, h->max_timestamp);
+    ++out.batches;
+    out.bytes += static_cast<int64_t>(h->total_size());
+    out.last_offset = Offset(info->last_offset);
+    at += h->total_size();
+  }
+  if (out.batches > 0) fetch_watchers_.check_and_complete();
+  return out;
+}
+
+void Partition::update_follower_high_watermark(Offset leader_high_watermark) {
+  if (log_->maybe_increment_high_watermark(std::min(leader_high_watermark, log_end_offset()).value()))
+    fetch_watchers_.check_and_complete();
+}
+
+std::error_code Partition::maybe_increment_log_start_offset(Offset leader_log_start_offset) {
+  const Offset target = std::min(leader_log_start_offset, high_watermark());
+  if (target <= log_start_offset()) return {};
+  auto moved = log_->delete_records(target.value());
+  if (!moved) return moved.error();
+  return {};
+}
+
+std::error_code Partition::truncate_to(Offset offset) {
+  if (auto ec = log_->truncate_to(offset.value())) return ec;
+  return load_producer_state(clock_.wall_ms(), producer_expiration_ms_);
+}
+
+std::error_code Partition::truncate_fully_and_start_at(Offset offset) {
+  if (auto ec = log_->truncate_fully_and_start_at(offset.value())) return ec;
+  return load_producer_state(clock_.wall_ms(), producer_expiration_ms_);
+}
+
 bool Partition::enough_replicas_reached(Offset required, int32_t min_insync_replicas, ErrorCode& error) const {
   if (!is_leader()) {
     error = ErrorCode::not_leader_or_follower;
@@ -146,17 +277,6 @@ Offset Partition::last_fetchable_offset(FetchIsolation isolation) const {
 OffsetSnapshot Partition::offset_snapshot() const {
   return {log_start_offset(), log_end_offset(), high_watermark(), last_stable_offset()};
 }
-
-namespace {
-
-ErrorCode read_error(std::error_code ec) {
-  if (ec == storage::StorageErrc::offset_out_of_range) return ErrorCode::offset_out_of_range;
-  // A closed log belongs to a partition deleted while a fetch waited.
-  if (ec == storage::StorageErrc::closed) return ErrorCode::unknown_topic_or_partition;
-  return ErrorCode::kafka_storage_error;
-}
-
-}  // namespace
 
 PartitionRead Partition::read(Offset fetch_offset, int64_t max_bytes, FetchIsolation isolation,
                               std::optional<LeaderEpoch> current_leader_epoch, bool min_one_batch) {

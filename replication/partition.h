@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -70,24 +71,43 @@ struct OffsetSnapshot {
   Offset last_stable_offset;
 };
 
+// (-1, -1) when the epoch is unknown to the cache, as Kafka answers.
+struct EpochEndOffset {
+  ErrorCode error = ErrorCode::none;
+  LeaderEpoch leader_epoch = kNoLeaderEpoch;
+  Offset end_offset = kUnknownOffset;
+};
+
 // One partition's read (Kafka's LogReadResult).
 struct PartitionRead {
   ErrorCode error = ErrorCode::none;
   protocol::FileRegion records;  // whole batches; length 0 when there are none
   // Unset when the epoch check refused the read: nothing about the log is told.
   std::optional<OffsetSnapshot> offsets;
+  // A follower's fetch whose last fetched epoch this log does not end the
+  // same way: the largest epoch <= it here and that epoch's end offset
+  // (Kafka's FetchResponse DivergingEpoch). No records then.
+  std::optional<EpochEndOffset> diverging_epoch;
+};
+
+// Who sent a replica's fetch (Kafka's FetchParams.replicaId/replicaEpoch).
+struct ReplicaFetch {
+  NodeId replica = kNoNode;
+  int64_t broker_epoch = -1;                  // ReplicaState.ReplicaEpoch; -1: not sent (v14 and older)
+  std::optional<int64_t> known_broker_epoch;  // the metadata's epoch of that broker, if registered and unfenced
+};
+
+// What a follower's append did (Kafka's LogAppendInfo, as far as the
+// fetcher needs it).
+struct FollowerAppend {
+  int32_t batches = 0;
+  int64_t bytes = 0;
+  Offset last_offset = kUnknownOffset;  // of the last batch appended
 };
 
 struct OffsetForTimestamp {
   ErrorCode error = ErrorCode::none;
   std::optional<storage::TimestampAndOffset> found;  // none: offset -1
-};
-
-// (-1, -1) when the epoch is unknown to the cache, as Kafka answers.
-struct EpochEndOffset {
-  ErrorCode error = ErrorCode::none;
-  LeaderEpoch leader_epoch = kNoLeaderEpoch;
-  Offset end_offset = kUnknownOffset;
 };
 
 class Partition {
@@ -106,8 +126,11 @@ class Partition {
 
   // Kafka's makeLeader / makeFollower: applies the metadata's leader, epoch,
   // replicas and ISR, and forgets the followers' offsets. Returns true when
-  // this broker leads. The leader epoch cache is not written here yet: a
-  // single node stays in epoch 0, which opening a new log records.
+  // this broker leads. A leader in an epoch newer than any its log has
+  // seen records that the epoch starts at the log end offset (Kafka's
+  // assignEpochStartOffset), so its appends and a follower's divergence
+  // check agree; a single node stays in epoch 0, which opening a new log
+  // records already.
   bool become_leader_or_follower(const PartitionState& state);
   Role role() const { return role_; }
   bool is_leader() const { return role_ == Role::leader; }
@@ -140,6 +163,39 @@ class Partition {
   // Kafka's updateFollowerFetchState: a follower's fetch says its log end
   // offset, which may move the high watermark.
   void update_follower_fetch_state(NodeId follower, Offset log_end_offset);
+
+  // The leader's side of a replica's fetch (Kafka's Partition.fetchRecords
+  // for a follower): this broker must lead in `current_leader_epoch` (when
+  // given); the replica must be assigned (else UNKNOWN_LEADER_EPOCH when
+  // the request names an epoch, NOT_LEADER_OR_FOLLOWER when not); with a
+  // `last_fetched_epoch`, a log that does not end that epoch where the
+  // follower does answers diverging_epoch and no records; otherwise the
+  // read goes to the log end offset. With `update_fetch_state` the fetch
+  // offset is taken as the follower's log end offset, unless its broker
+  // epoch is older than the metadata's (NOT_LEADER_OR_FOLLOWER: a fetch
+  // from before the broker restarted).
+  PartitionRead fetch_records_for_follower(const ReplicaFetch& replica, Offset fetch_offset,
+                                           std::optional<LeaderEpoch> last_fetched_epoch, int64_t max_bytes,
+                                           std::optional<LeaderEpoch> current_leader_epoch, bool min_one_batch,
+                                           bool update_fetch_state);
+  bool is_replica(NodeId node) const;
+
+  // The follower's side (Kafka's appendRecordsToFollowerOrFutureReplica):
+  // whole batches as the leader stored them (a partial batch at the end of
+  // a fetch is left for the next one), the idempotent producers' state
+  // updated from them, a producer snapshot where the log rolled.
+  storage::Result<FollowerAppend> append_records_as_follower(std::span<const uint8_t> records);
+  // Kafka's maybeUpdateHighWatermark on a follower: min(the leader's high
+  // watermark, this log end offset); wakes waiting fetches when it moves.
+  void update_follower_high_watermark(Offset leader_high_watermark);
+  // The leader's log start offset, adopted (bounded by the high watermark,
+  // as Kafka's maybeIncrementLogStartOffset is).
+  std::error_code maybe_increment_log_start_offset(Offset leader_log_start_offset);
+  // A follower's truncations (divergence, out of range); the producer
+  // state is reloaded for what the log still holds, as Kafka's truncateTo
+  // reloads it.
+  std::error_code truncate_to(Offset offset);
+  std::error_code truncate_fully_and_start_at(Offset offset);
 
   PartitionRead read(Offset fetch_offset, int64_t max_bytes, FetchIsolation isolation,
                      std::optional<LeaderEpoch> current_leader_epoch, bool min_one_batch);

@@ -12,6 +12,11 @@ std::shared_ptr<Partition> ReplicaManager::get_partition(const std::string& topi
   return topics_.partition(topic, id.value());
 }
 
+ErrorCode ReplicaManager::missing_partition_error(const std::string& topic, PartitionId id) const {
+  return topics_.has_partition(topic, id.value()) ? ErrorCode::not_leader_or_follower
+                                                  : ErrorCode::unknown_topic_or_partition;
+}
+
 bool ReplicaManager::become_leader_or_follower(const std::string& topic, PartitionId id,
                                                const PartitionState& state) {
   auto partition = get_partition(topic, id);
@@ -40,7 +45,8 @@ void ReplicaManager::apply_delta(const cluster::MetadataDelta& delta) {
 void ReplicaManager::snapshot_producers_before_close() {
   for (const auto& [name, topic] : topics_.topics())
     for (const auto& partition : topic->partitions)
-      if (auto ec = partition->snapshot_producers_before_close())
+      if (!partition) continue;
+      else if (auto ec = partition->snapshot_producers_before_close())
         RLOG_WARN("%s-%d: producer snapshot at close: %s", name.c_str(), partition->index(), ec.message().c_str());
 }
 

@@ -51,6 +51,11 @@ class ReplicaManager {
   // The hosted partition, or null (Kafka's getPartitionOrError answers
   // UNKNOWN_TOPIC_OR_PARTITION for it).
   std::shared_ptr<Partition> get_partition(const std::string& topic, PartitionId id) const;
+  // Kafka's getPartitionOrError for a partition not hosted here: one the
+  // metadata knows (a cluster's partition on other brokers) is
+  // NOT_LEADER_OR_FOLLOWER, so the client refreshes its metadata and goes
+  // to the leader; any other UNKNOWN_TOPIC_OR_PARTITION.
+  ErrorCode missing_partition_error(const std::string& topic, PartitionId id) const;
 
   // Applies the metadata's view of a hosted partition (Kafka's
   // becomeLeaderOrFollower: makeLeaders / makeFollowers). False when the

@@ -144,8 +144,9 @@ class Log {
   // so replicas' segment files are byte-identical. The first batch must
   // start at or after the log end (a compacted leader's offsets may skip),
   // every later one after its predecessor; each batch's CRC is checked.
-  // The leader epoch cache learns every epoch the batches carry. Defined
-  // in log_follower.cc.
+  // The leader epoch cache learns every epoch the batches carry.
+  // AppendInfo::rolled_at is the base of the first segment it rolled to.
+  // Defined in log_follower.cc.
   Result<AppendInfo> append_as_follower(std::span<const uint8_t> batches);
 
   // Whole batches from the one holding `offset`, up to `max_bytes` (at least

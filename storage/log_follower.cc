@@ -45,8 +45,11 @@ Result<AppendInfo> Log::append_as_follower(std::span<const uint8_t> batches) {
     for (const auto& [at, h] : framed) {
       RollParams roll{config_.segment_ms,        config_.segment_bytes, h.max_timestamp, h.last_offset(),
                       static_cast<int64_t>(h.total_size()), t};
-      if (active().should_roll(roll))
-        if (auto ec = roll_locked(t)) return fail(ec);
+      if (active().should_roll(roll)) {
+        bool rolled = false;
+        if (auto ec = roll_locked(t, &rolled)) return fail(ec);
+        if (rolled && info.rolled_at < 0) info.rolled_at = log_end_offset_;
+      }
       if (auto ec = active().append(ByteView(batches.data() + at, h.total_size()), h.last_offset(), h.max_timestamp,
                                     h.last_offset()))
         return fail(ec);

@@ -137,20 +137,28 @@ void GroupService::start() {
 
 awaitable<void> GroupService::load_partitions() {
   auto topic = broker_.topics().find(kOffsetsTopic);
-  size_t groups_before = 0;
-  for (auto& part : topic->partitions) {
-    LoadedPartition loaded = co_await broker_.run_blocking(read_partition(part->log_ptr()));
-    if (!loaded.error.empty())
-      RLOG_ERROR("loading %s-%d: %s", kOffsetsTopic, part->index(), loaded.error.c_str());
-    for (auto& r : loaded.records) {
-      std::optional<ByteView> value;
-      if (r.value) value = ByteView(r.value->data(), r.value->size());
-      coordinator_->replay(part->index(), ByteView(r.key.data(), r.key.size()), value);
-    }
-    coordinator_->end_loading(part->index());
-    groups_before += loaded.records.size();
+  size_t records = 0;
+  for (auto& part : topic->partitions) records += co_await load_partition(part);
+  RLOG_INFO("group coordinator loaded %zu records from %s", records, kOffsetsTopic);
+}
+
+awaitable<size_t> GroupService::load_partition(std::shared_ptr<replication::Partition> part) {
+  LoadedPartition loaded = co_await broker_.run_blocking(read_partition(part->log_ptr()));
+  if (!loaded.error.empty()) RLOG_ERROR("loading %s-%d: %s", kOffsetsTopic, part->index(), loaded.error.c_str());
+  for (auto& r : loaded.records) {
+    std::optional<ByteView> value;
+    if (r.value) value = ByteView(r.value->data(), r.value->size());
+    coordinator_->replay(part->index(), ByteView(r.key.data(), r.key.size()), value);
   }
-  RLOG_INFO("group coordinator loaded %zu records from %s", groups_before, kOffsetsTopic);
+  coordinator_->end_loading(part->index());
+  co_return loaded.records.size();
+}
+
+void GroupService::leadership_changed(int32_t partition, bool leader) {
+  auto part = broker_.replica_manager().get_partition(kOffsetsTopic, PartitionId(partition));
+  if (!leader || !part) return;
+  coordinator_->begin_loading(partition);
+  asio::co_spawn(broker_.io(), load_partition(std::move(part)), asio::detached);
 }
 
 void GroupService::schedule_offsets_expiration() {

@@ -35,6 +35,11 @@ class GroupService : public OffsetsStore {
   // again on the next FindCoordinator or commit.
   void offsets_topic_deleted();
 
+  // In a cluster: this broker began or stopped leading a __consumer_offsets
+  // partition, so it begins or stops coordinating that partition's groups
+  // (Kafka's onElection / onResignation).
+  void leadership_changed(int32_t partition, bool leader);
+
   GroupCoordinator& coordinator() { return *coordinator_; }
   // Starts loading the partitions and the offset retention checks.
   void start();
@@ -46,6 +51,8 @@ class GroupService : public OffsetsStore {
 
  private:
   awaitable<void> load_partitions();
+  // Replays one partition's records into the coordinator; the number read.
+  awaitable<size_t> load_partition(std::shared_ptr<replication::Partition> part);
   awaitable<std::error_code> write_batch(std::shared_ptr<replication::Partition> part, int32_t min_isr, Bytes batch);
   // Kafka's offsets.retention.check.interval.ms task, on the coordinator's timer.
   void schedule_offsets_expiration();

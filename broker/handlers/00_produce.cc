@@ -12,6 +12,7 @@
 // yet, so no producer can hold an authorized transactional id.
 #include "base/clock.h"
 #include "broker/broker.h"
+#include "broker/leader_hint.h"
 #include "broker/handlers/handlers.h"
 #include "broker/logging.h"
 #include "broker/produce_validation.h"
@@ -122,7 +123,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
       }
       e.partition = t ? b.replica_manager().get_partition(topic.name, PartitionId(pd.index)) : nullptr;
       if (!e.partition) {
-        e.result.status = {ErrorCode::unknown_topic_or_partition, {}, {}};
+        e.result.status = {b.replica_manager().missing_partition_error(topic.name, PartitionId(pd.index)), {}, {}};
         continue;
       }
       e.request.origin = replication::AppendOrigin::client;
@@ -137,16 +138,23 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
   std::vector<std::shared_ptr<storage::Log>> to_sync;
   bool any_error = false;
   auto entry = entries.begin();
+  LeaderHints hints(*b.metadata_cache(), ctx.listener_name);
   for (auto& topic : req.topic_data) {
     auto& tr = resp.responses.emplace_back();
     tr.name = topic.name;
     for (auto& pd : topic.partition_data) {
       auto& e = *entry++;
-      tr.partition_responses.push_back(partition_response(pd.index, e.result, v));
+      auto& r = tr.partition_responses.emplace_back(partition_response(pd.index, e.result, v));
       if (!e.result.ok()) any_error = true;
       else if (req.acks == -1) to_sync.push_back(e.partition->log_ptr());
+      if (v >= 10 && e.result.status.code == ErrorCode::not_leader_or_follower) {
+        const LeaderHint h = hints.current_leader(topic.name, pd.index);
+        r.current_leader = {h.leader_id, h.leader_epoch, {}};
+      }
     }
   }
+  for (const auto& [id, e] : hints.endpoints())
+    resp.node_endpoints.push_back({id, e.host, e.port, hints.rack(id), {}});
 
   if (req.acks == 0) {
     // The client reads no response; Kafka closes the connection on an error

@@ -13,6 +13,9 @@
 // Fetch sessions (KIP-227) are not kept: every response carries session id
 // 0, which tells clients to send full fetches; they all support that.
 // v13+ names topics by id.
+// A replica's fetch (replica id >= 0, replication/follower_fetch.h) reads
+// to the log end offset, reports the follower's log end offset to the
+// partition and may answer a diverging epoch; a consumer's is as above.
 #include <map>
 #include <string_view>
 #include <tuple>
@@ -20,6 +23,7 @@
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_codes.h"
+#include "replication/follower_fetch.h"
 
 namespace runnel::broker {
 
@@ -88,11 +92,14 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
     std::shared_ptr<Partition> part =
         topic ? b.replica_manager().get_partition(topic->name, PartitionId(fp.partition)) : nullptr;
     if (!part)
-      pd.error_code = p::code(v >= 13 && !topic ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition);
+      pd.error_code = p::code(v >= 13 && !topic ? ErrorCode::unknown_topic_id
+                              : topic ? b.replica_manager().missing_partition_error(topic->name, PartitionId(fp.partition))
+                                      : ErrorCode::unknown_topic_or_partition);
     // Kafka's FetchRequest.optionalEpoch: a negative epoch is no epoch.
     std::optional<LeaderEpoch> epoch;
     if (fp.current_leader_epoch >= 0) epoch = LeaderEpoch(fp.current_leader_epoch);
-    partitions.push_back({std::move(part), nullptr, Offset(fp.fetch_offset), fp.partition_max_bytes, epoch});
+    partitions.push_back({std::move(part), nullptr, Offset(fp.fetch_offset), fp.partition_max_bytes, epoch,
+                          replication::last_fetched_epoch_of(fp, v)});
   }
   // The response is whole now: its slots stay put.
   auto next = partitions.begin();
@@ -106,6 +113,8 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
   params.max_wait = std::chrono::milliseconds(b.stopping() ? 0 : req.max_wait_ms);
   params.isolation = req.isolation_level == 1 ? replication::FetchIsolation::txn_committed
                                               : replication::FetchIsolation::high_watermark;
+  params.replica = replication::replica_fetch_of(req, v, *b.metadata_cache());
+  if (params.replica) params.isolation = replication::FetchIsolation::log_end;
   co_await b.replica_manager().fetch_messages(partitions, params);
   co_return resp;
 }

@@ -45,7 +45,7 @@ awaitable<p::ListOffsetsResponse> handle<p::ListOffsetsApi>(RequestContext& ctx,
       }
       auto part = b.replica_manager().get_partition(rt.name, PartitionId(rp.partition_index));
       if (!part) {
-        pr.error_code = p::code(ErrorCode::unknown_topic_or_partition);
+        pr.error_code = p::code(b.replica_manager().missing_partition_error(rt.name, PartitionId(rp.partition_index)));
         continue;
       }
       // Kafka: -1 is no epoch (ListOffsetsResponse.UNKNOWN_EPOCH).

@@ -35,7 +35,8 @@ std::vector<int32_t> node_ids(const std::vector<NodeId>& nodes) {
   return out;
 }
 
-Topic_ describe(const cluster::TopicImage& t, const replication::ReplicaManager& replicas) {
+Topic_ describe(const cluster::TopicImage& t, const cluster::MetadataImage& image,
+                const replication::ReplicaManager& replicas) {
   Topic_ out;
   out.name = t.name;
   out.topic_id = t.id;
@@ -49,6 +50,12 @@ Topic_ describe(const cluster::TopicImage& t, const replication::ReplicaManager&
     mp.leader_epoch = reg.leader_epoch.value();
     mp.replica_nodes = node_ids(reg.replicas);
     mp.isr_nodes = node_ids(reg.isr);
+    // Kafka's KRaftMetadataCache: a replica whose broker is not registered
+    // or fenced is offline; a partition without a leader (its ISR gone, or
+    // mid-election) is LEADER_NOT_AVAILABLE, and clients ask again.
+    for (NodeId r : reg.replicas)
+      if (const cluster::BrokerRegistration* b = image.broker(r); !b || b->fenced) mp.offline_replicas.push_back(r.value());
+    if (!reg.has_leader()) mp.error_code = p::code(ErrorCode::leader_not_available);
     if (auto part = replicas.get_partition(t.name, id); part && part->log().dir_offline()) {
       // What Kafka's controller publishes once the only replica's log dir
       // fails: no leader (clients wait and ask again), the last ISR member
@@ -99,7 +106,7 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
 
   const bool all_topics = !req.topics || (v == 0 && req.topics->empty());
   if (all_topics) {
-    for (const auto& [name, t] : image->topics()) resp.topics.push_back(describe(*t, rm));
+    for (const auto& [name, t] : image->topics()) resp.topics.push_back(describe(*t, *image, rm));
     co_return resp;
   }
 
@@ -109,12 +116,12 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
     if (!rt.name) {
       // Named by id (v10+).
       auto t = image->topic(rt.topic_id);
-      resp.topics.push_back(t ? describe(*t, rm) : error_topic(std::nullopt, rt.topic_id, ErrorCode::unknown_topic_id));
+      resp.topics.push_back(t ? describe(*t, *image, rm) : error_topic(std::nullopt, rt.topic_id, ErrorCode::unknown_topic_id));
       continue;
     }
     const std::string& name = *rt.name;
     if (auto t = image->topic(name)) {
-      resp.topics.push_back(describe(*t, rm));
+      resp.topics.push_back(describe(*t, *image, rm));
       continue;
     }
     if (!may_create || TopicTable::is_internal(name)) {
@@ -150,8 +157,9 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
     }
     // Created, by this request or by another meanwhile: the image the
     // creation published says how it stands.
-    auto t = b.metadata_cache()->topic(name);
-    resp.topics[i] = t ? describe(*t, rm) : error_topic(name, {}, ErrorCode::leader_not_available);
+    const cluster::ImagePtr now = b.metadata_cache().image();
+    auto t = now->topic(name);
+    resp.topics[i] = t ? describe(*t, *now, rm) : error_topic(name, {}, ErrorCode::leader_not_available);
   }
   co_return resp;
 }

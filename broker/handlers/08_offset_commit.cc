@@ -36,7 +36,7 @@ awaitable<p::OffsetCommitResponse> handle<p::OffsetCommitApi>(RequestContext& ct
       e.leader_epoch = part.committed_leader_epoch;
       e.metadata = part.committed_metadata;
       if (!topic) e.error = v >= 10 ? p::ErrorCode::unknown_topic_id : p::ErrorCode::unknown_topic_or_partition;
-      else if (!b.topics().partition(topic->name, part.partition_index)) e.error = p::ErrorCode::unknown_topic_or_partition;
+      else if (!b.topics().has_partition(topic->name, part.partition_index)) e.error = p::ErrorCode::unknown_topic_or_partition;
       cr.entries.push_back(std::move(e));
     }
   }

@@ -28,10 +28,11 @@ Result_ failed(const std::string& name, ErrorCode code, std::string message) {
   return r;
 }
 
-// Manual assignments: Runnel has one broker, so every replica list must be
-// exactly this node, with partitions numbered 0..n-1.
-TopicError check_assignments(const p::CreateTopicsRequest::CreatableTopic& t, int32_t node_id, int32_t& partitions,
-                             int16_t& replication_factor) {
+// Manual assignments, checked as Kafka's controller does: partitions
+// numbered 0..n-1, every replica a registered broker, none twice, and one
+// replication factor for all. Fills in the count, the factor and the lists.
+TopicError check_assignments(const p::CreateTopicsRequest::CreatableTopic& t, const cluster::MetadataImage& image,
+                             int32_t& partitions, int16_t& replication_factor, ReplicaAssignment& replicas) {
   if (t.assignments.empty()) return {};
   if (t.num_partitions != -1 || t.replication_factor != -1)
     return {ErrorCode::invalid_request,
@@ -40,18 +41,14 @@ TopicError check_assignments(const p::CreateTopicsRequest::CreatableTopic& t, in
     const auto& a = t.assignments[i];
     if (a.partition_index != static_cast<int32_t>(i))
       return {ErrorCode::invalid_replica_assignment, "Partitions should be a consecutive 0-based integer sequence"};
-    if (a.broker_ids.empty())
-      return {ErrorCode::invalid_replica_assignment, "The manual partition assignment includes an empty replica list."};
-    for (int32_t id : a.broker_ids)
-      if (id != node_id)
-        return {ErrorCode::invalid_replica_assignment,
-                "The manual partition assignment includes broker " + std::to_string(id) + ", but no such broker is registered."};
-    if (a.broker_ids.size() > 1)
-      return {ErrorCode::invalid_replica_assignment,
-              "The manual partition assignment includes the broker " + std::to_string(node_id) + " more than once."};
+    if (auto e = check_replica_list(a.broker_ids, image); !e.ok()) return e;
+    if (i > 0 && a.broker_ids.size() != t.assignments[0].broker_ids.size())
+      return {ErrorCode::invalid_replica_assignment, "All partitions should have the same number of replicas"};
+    auto& list = replicas.emplace_back();
+    for (int32_t id : a.broker_ids) list.push_back(NodeId(id));
   }
   partitions = static_cast<int32_t>(t.assignments.size());
-  replication_factor = 1;
+  replication_factor = static_cast<int16_t>(t.assignments[0].broker_ids.size());
   return {};
 }
 
@@ -78,6 +75,7 @@ p::CreateTopicsResponse refuse_all(const p::CreateTopicsRequest& req, const Topi
 struct Valid {
   const p::CreateTopicsRequest::CreatableTopic* request;
   TopicOverrides overrides;
+  ReplicaAssignment assignment;
   size_t result;  // its index in the response
 };
 
@@ -113,7 +111,8 @@ awaitable<p::CreateTopicsResponse> handle<p::CreateTopicsApi>(RequestContext& ct
     }
     int32_t partitions = t.num_partitions;
     int16_t rf = t.replication_factor;
-    TopicError err = check_assignments(t, b.node_id(), partitions, rf);
+    ReplicaAssignment assignment;
+    TopicError err = check_assignments(t, *b.metadata_cache(), partitions, rf, assignment);
     if (err.ok()) err = topics.validate_new_topic(t.name, partitions, rf, overrides);
     if (!err.ok()) {
       resp.topics.push_back(failed(t.name, err.code, err.message));
@@ -130,7 +129,7 @@ awaitable<p::CreateTopicsResponse> handle<p::CreateTopicsApi>(RequestContext& ct
       for (const auto& e : describe_topic_configs(b.config(), overrides))
         r.configs->push_back({e.name, e.value, e.read_only, static_cast<int8_t>(e.source), e.sensitive, {}});
     }
-    valid.push_back({&t, std::move(overrides), resp.topics.size()});
+    valid.push_back({&t, std::move(overrides), std::move(assignment), resp.topics.size()});
     resp.topics.push_back(std::move(r));
   }
   // Kafka counts the records of the topics that passed, ValidateOnly too.
@@ -139,7 +138,8 @@ awaitable<p::CreateTopicsResponse> handle<p::CreateTopicsApi>(RequestContext& ct
 
   for (auto& t : valid) {
     Result_& r = resp.topics[t.result];
-    CreatedTopic created = co_await topics.create(t.request->name, r.num_partitions, std::move(t.overrides));
+    CreatedTopic created = co_await topics.create(t.request->name, r.num_partitions, std::move(t.overrides),
+                                                  r.replication_factor, std::move(t.assignment));
     if (!created.error.ok()) {
       RLOG_ERROR("creating topic %s: %s", r.name.c_str(), created.error.message.c_str());
       r = failed(r.name, created.error.code, created.error.message);

@@ -79,7 +79,7 @@ awaitable<p::DeleteRecordsResponse> handle<p::DeleteRecordsApi>(RequestContext& 
       auto part = topic ? b.replica_manager().get_partition(rt.name, PartitionId(rp.partition_index)) : nullptr;
       ErrorCode local = part ? part->check_local_log(std::nullopt, /*require_leader=*/true) : ErrorCode::none;
       if (!topic || !part) {
-        pr.error_code = p::code(ErrorCode::unknown_topic_or_partition);
+        pr.error_code = p::code(b.replica_manager().missing_partition_error(rt.name, PartitionId(rp.partition_index)));
       } else if (local != ErrorCode::none) {
         pr.error_code = p::code(local);  // Kafka's deleteRecordsOnLeader: only the leader deletes
       } else if (topic->internal) {

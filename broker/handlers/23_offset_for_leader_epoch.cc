@@ -32,7 +32,7 @@ Result_ end_offset(const replication::ReplicaManager& replicas, const std::strin
   r.end_offset = -1;
   auto part = replicas.get_partition(topic, PartitionId(rp.partition));
   if (!part) {
-    r.error_code = p::code(ErrorCode::unknown_topic_or_partition);
+    r.error_code = p::code(replicas.missing_partition_error(topic, PartitionId(rp.partition)));
     return r;
   }
   // Kafka: -1 is no epoch (RecordBatch.NO_PARTITION_LEADER_EPOCH); only a

@@ -53,6 +53,7 @@ awaitable<p::DescribeLogDirsResponse> handle<p::DescribeLogDirsApi>(RequestConte
   std::map<fs::path, std::map<std::string, std::vector<std::shared_ptr<Partition>>>> by_dir;
   for (const auto& [name, topic] : b.topics().topics())
     for (const auto& part : topic->partitions) {
+      if (!part) continue;  // a cluster's partition this broker is no replica of
       if (req.topics && !wanted.count({name, part->index()})) continue;
       by_dir[normal(part->log().dir().parent_path())][name].push_back(part);
     }

@@ -5,9 +5,9 @@
 // As Kafka's controller: a topic named twice gets one INVALID_REQUEST
 // result (listed first); a count equal to or below the current one is
 // INVALID_PARTITIONS; manual assignments must give one replica list per
-// new partition, each naming only registered brokers (this node) once and
-// as many as the topic's replication factor (1). ValidateOnly checks
-// without creating.
+// new partition, each naming only registered brokers, each once, and as
+// many as the topic's replication factor. ValidateOnly checks without
+// creating.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -32,22 +32,8 @@ Result_ result(const std::string& name, const TopicError& e) {
   return r;
 }
 
-TopicError check_assignment(const std::vector<int32_t>& replicas, int32_t node_id) {
-  if (replicas.empty()) return {ErrorCode::invalid_replica_assignment, "The manual partition assignment includes an empty replica list."};
-  std::vector<int32_t> sorted = replicas;
-  std::sort(sorted.begin(), sorted.end());
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    if (sorted[i] != node_id)
-      return {ErrorCode::invalid_replica_assignment, "The manual partition assignment includes broker " +
-                                                         std::to_string(sorted[i]) + ", but no such broker is registered."};
-    if (i > 0 && sorted[i] == sorted[i - 1])
-      return {ErrorCode::invalid_replica_assignment, "The manual partition assignment includes the broker " +
-                                                         std::to_string(sorted[i]) + " more than once."};
-  }
-  return {};  // one replica, this node: the topic's replication factor
-}
-
-TopicError check_topic(const TopicTable& topics, const Topic_& t, int32_t node_id) {
+TopicError check_topic(const TopicTable& topics, const Topic_& t, const cluster::MetadataImage& image,
+                       ReplicaAssignment& replicas) {
   auto topic = topics.find(t.name);
   if (!topic) return {ErrorCode::unknown_topic_or_partition, ""};
   if (auto e = TopicFrontend::check_new_count(*topic, t.count); !e.ok()) return e;
@@ -58,8 +44,18 @@ TopicError check_topic(const TopicTable& topics, const Topic_& t, int32_t node_i
       return {ErrorCode::invalid_replica_assignment, "Attempted to add " + std::to_string(additional) +
                                                          " additional partition(s), but only " +
                                                          std::to_string(t.assignments->size()) + " assignment(s) were specified."};
-    for (const auto& a : *t.assignments)
-      if (auto e = check_assignment(a.broker_ids, node_id); !e.ok()) return e;
+    const auto* described = image.topic(t.name).get();
+    const size_t factor = described && !described->partitions.empty() ? described->partitions[0].replicas.size() : 1;
+    for (const auto& a : *t.assignments) {
+      if (auto e = check_replica_list(a.broker_ids, image); !e.ok()) return e;
+      if (a.broker_ids.size() != factor)
+        return {ErrorCode::invalid_replica_assignment,
+                "The manual partition assignment includes a partition with " + std::to_string(a.broker_ids.size()) +
+                    " replica(s), but this is not consistent with previous partitions, which have " +
+                    std::to_string(factor) + " replica(s)."};
+      auto& list = replicas.emplace_back();
+      for (int32_t id : a.broker_ids) list.push_back(NodeId(id));
+    }
   }
   return {};
 }
@@ -77,14 +73,15 @@ awaitable<p::CreatePartitionsResponse> handle<p::CreatePartitionsApi>(RequestCon
     if (counts[t.name] > 1 && reported.insert(t.name).second)
       resp.results.push_back(result(t.name, {ErrorCode::invalid_request, "Duplicate topic name."}));
 
-  std::vector<const Topic_*> valid;
+  std::vector<std::pair<const Topic_*, ReplicaAssignment>> valid;
   std::vector<Result_> results;
   int64_t new_partitions = 0;
   for (const auto& t : req.topics) {
     if (counts[t.name] > 1) continue;
-    TopicError e = check_topic(b.topics(), t, b.node_id());
+    ReplicaAssignment assignment;
+    TopicError e = check_topic(b.topics(), t, *b.metadata_cache(), assignment);
     if (e.ok()) {
-      valid.push_back(&t);
+      valid.emplace_back(&t, std::move(assignment));
       new_partitions += int64_t{t.count} - static_cast<int64_t>(b.topics().find(t.name)->partitions.size());
     }
     results.push_back(result(t.name, e));
@@ -96,8 +93,8 @@ awaitable<p::CreatePartitionsResponse> handle<p::CreatePartitionsApi>(RequestCon
     valid.clear();
   }
   if (!req.validate_only) {
-    for (const Topic_* t : valid) {
-      TopicError e = co_await b.topic_frontend().add_partitions(t->name, t->count);
+    for (auto& [t, assignment] : valid) {
+      TopicError e = co_await b.topic_frontend().add_partitions(t->name, t->count, std::move(assignment));
       if (!e.ok())
         for (auto& r : results)
           if (r.name == t->name) r = result(t->name, e);

@@ -17,7 +17,7 @@ awaitable<p::OffsetDeleteResponse> handle<p::OffsetDeleteApi>(RequestContext& ct
   std::vector<p::ErrorCode> known;
   for (const auto& t : req.topics)
     for (const auto& part : t.partitions) {
-      bool exists = b.topics().partition(t.name, part.partition_index) != nullptr;
+      bool exists = b.topics().has_partition(t.name, part.partition_index);
       known.push_back(exists ? p::ErrorCode::none : p::ErrorCode::unknown_topic_or_partition);
       if (exists) partitions.push_back({t.name, part.partition_index});
     }

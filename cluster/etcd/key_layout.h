@@ -14,6 +14,11 @@ namespace runnel::cluster::keys {
 // The etcd prefix of one cluster's keys, so clusters can share an etcd.
 inline std::string root(const std::string& cluster_id) { return "/runnel/" + cluster_id + "/"; }
 
+// The cluster's id (Kafka's cluster.id, as meta.properties carries it), as
+// plain text: written by the first broker to start, if absent; every
+// other broker adopts it. In etcd only (a single node's is its meta.properties').
+inline constexpr const char* kClusterId = "cluster_id";
+
 // One topic: {"name","id" (base64 topic id),"partitions" (count),"configs" (overrides)}.
 // Local: one element of runnel-topics.json's "topics".
 inline constexpr const char* kTopicsPrefix = "topics/";
@@ -44,11 +49,13 @@ inline std::string cluster_default_config() { return std::string(kBrokerConfigsP
 // Local: runnel-producer-ids.
 inline constexpr const char* kProducerIds = "producer_ids";
 
-// A live broker's registration, bound to its lease (issue 13; not written yet).
+// A live broker's registration (metadata_codec.h: endpoints, rack), bound to
+// its session lease (broker_registry.h); the key's create revision is its broker epoch.
 inline constexpr const char* kBrokersPrefix = "brokers/";
 inline std::string broker(NodeId id) { return kBrokersPrefix + std::to_string(id.value()); }
 
-// The elected controller's node id, bound to its lease (issue 13; not written yet).
+// The elected controller's node id, bound to its registration lease
+// (controller_election.h); the key's create revision fences its writes.
 inline constexpr const char* kController = "controller";
 
 }  // namespace runnel::cluster::keys

@@ -1,0 +1,132 @@
+#include "broker/cluster_member.h"
+
+#include <algorithm>
+
+#include "broker/logging.h"
+
+namespace runnel::broker {
+
+namespace {
+
+// How long a failed load waits before the next attempt.
+constexpr std::chrono::milliseconds kReloadBackoff{500};
+
+void warn(const std::string& what) { RLOG_WARN("%s", what.c_str()); }
+
+}  // namespace
+
+ClusterMember::ClusterMember(cluster::MetadataStore& store, cluster::MetadataCache& cache, std::string cluster_id,
+                             NodeId self, ClusterMemberOptions options, ClusterMemberHooks hooks)
+    : store_(store),
+      cache_(cache),
+      self_(self),
+      options_(options),
+      hooks_(std::move(hooks)),
+      loader_(std::move(cluster_id), self, warn),
+      election_(
+          store, self,
+          [this](cluster::Revision revision) {
+            RLOG_INFO("this broker (node %d) is now the controller (election revision %lld)", self_.value(),
+                      static_cast<long long>(revision));
+            controller_.on_image(cache_.image());
+          },
+          [this] { RLOG_INFO("this broker (node %d) is no longer the controller", self_.value()); }),
+      controller_(store, election_, options.controller, warn) {
+  cache_.subscribe([this](const cluster::MetadataDelta& d) { controller_.on_image(d.after()); });
+}
+
+ClusterMember::~ClusterMember() {
+  *alive_ = false;
+  watch_.reset();
+  election_.stop();
+}
+
+awaitable<std::error_code> ClusterMember::start(cluster::BrokerRegistration self, std::chrono::milliseconds limit) {
+  if (auto ec = co_await load_and_watch()) co_return ec;
+  registry_ = std::make_unique<cluster::BrokerRegistry>(store_, std::move(self), options_.registry);
+  auto on_lost = [this] {
+    RLOG_WARN("node %d: the broker session may have lapsed: no longer leading, registering again", self_.value());
+    election_.stop();
+    if (hooks_.fenced) hooks_.fenced();
+  };
+  auto on_registered = [this](int64_t epoch) {
+    RLOG_INFO("node %d registered in the cluster (broker epoch %lld)", self_.value(), static_cast<long long>(epoch));
+    election_.start(registry_->lease());
+    if (hooks_.registered) hooks_.registered();
+  };
+  co_return co_await registry_->start(limit, std::move(on_lost), std::move(on_registered));
+}
+
+namespace {
+
+// Partitions this broker leads that another live ISR member could lead.
+size_t movable_leaderships(const cluster::MetadataImage& image, NodeId self) {
+  const auto live = image.live_brokers();
+  auto is_live = [&live](NodeId n) { return std::find(live.begin(), live.end(), n) != live.end(); };
+  size_t n = 0;
+  for (const auto& [name, topic] : image.topics())
+    for (const auto& p : topic->partitions)
+      if (p.leader == self && std::any_of(p.isr.begin(), p.isr.end(), [&](NodeId r) { return r != self && is_live(r); }))
+        ++n;
+  return n;
+}
+
+}  // namespace
+
+awaitable<void> ClusterMember::hand_over_leadership(std::chrono::milliseconds limit) {
+  if (!registry_) co_return;
+  if (auto ec = co_await registry_->fence_for_shutdown()) {
+    RLOG_WARN("controlled shutdown: cannot fence this broker's registration (%s)", ec.message().c_str());
+    co_return;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  asio::steady_timer timer(store_.get_executor());
+  size_t left = movable_leaderships(*cache_.image(), self_);
+  RLOG_INFO("controlled shutdown: handing over %zu leadership(s)", left);
+  while (left > 0 && std::chrono::steady_clock::now() < deadline) {
+    timer.expires_after(std::chrono::milliseconds(20));
+    co_await timer.async_wait(as_tuple_awaitable);
+    left = movable_leaderships(*cache_.image(), self_);
+  }
+  if (left > 0) RLOG_WARN("controlled shutdown: %zu leadership(s) not handed over in time", left);
+}
+
+awaitable<void> ClusterMember::leave() {
+  *alive_ = false;
+  election_.stop();
+  if (registry_)
+    if (auto ec = co_await registry_->stop())
+      RLOG_WARN("leaving the cluster: %s (the session expires by itself)", ec.message().c_str());
+  watch_.reset();
+}
+
+awaitable<std::error_code> ClusterMember::load_and_watch() {
+  auto everything = co_await store_.range("");
+  if (!everything) co_return everything.error();
+  cache_.publish(loader_.load(*everything));
+  watch_ = store_.watch("", everything->revision + 1,
+                        [this, alive = alive_](std::error_code ec, const std::vector<cluster::WatchEvent>& events) {
+                          if (*alive) on_watch(ec, events);
+                        });
+  co_return std::error_code{};
+}
+
+void ClusterMember::on_watch(std::error_code ec, const std::vector<cluster::WatchEvent>& events) {
+  if (ec) {
+    RLOG_WARN("the metadata watch ended (%s): loading the metadata again", ec.message().c_str());
+    asio::co_spawn(store_.get_executor(), reload_after_watch_ended(alive_), asio::detached);
+    return;
+  }
+  cache_.publish(loader_.apply(events));
+}
+
+awaitable<void> ClusterMember::reload_after_watch_ended(std::shared_ptr<bool> alive) {
+  asio::steady_timer timer(store_.get_executor());
+  while (*alive) {
+    if (!co_await load_and_watch()) co_return;
+    timer.expires_after(kReloadBackoff);
+    co_await timer.async_wait(as_tuple_awaitable);
+  }
+}
+
+}  // namespace runnel::broker

@@ -1,0 +1,183 @@
+#include "broker/hosted_partitions.h"
+
+#include <vector>
+
+#include "broker/broker.h"
+#include "broker/group/group_service.h"
+#include "broker/logging.h"
+
+namespace runnel::broker {
+
+namespace {
+
+using replication::Partition;
+using replication::PartitionState;
+
+struct ToOpen {
+  std::shared_ptr<Topic> topic;
+  int32_t index;
+};
+
+struct Opened {
+  std::vector<std::shared_ptr<Partition>> partitions;
+  std::vector<std::string> errors;
+};
+
+// Blocking: opens (creating where new) each partition's log.
+std::function<Opened()> opening(storage::LogManager& logs, std::vector<std::pair<PartitionSpec, int32_t>> wanted) {
+  return [&logs, wanted = std::move(wanted)] {
+    Opened out;
+    for (const auto& [spec, index] : wanted) {
+      auto part = open_partition(logs, spec, index);
+      if (part) out.partitions.push_back(std::move(*part));
+      else out.errors.push_back(spec.topic + "-" + std::to_string(index) + ": " + part.error().message());
+    }
+    return out;
+  };
+}
+
+std::function<int()> removing(storage::LogManager& logs, std::string topic, std::vector<int32_t> indexes) {
+  return [&logs, topic = std::move(topic), indexes = std::move(indexes)] {
+    remove_partition_logs(logs, topic, indexes);
+    return 0;
+  };
+}
+
+bool same_state(const Partition& p, const PartitionState& s) {
+  return p.leader_id() == s.leader && p.leader_epoch() == s.leader_epoch && p.replicas() == s.replicas &&
+         p.isr() == s.isr;
+}
+
+}  // namespace
+
+HostedPartitions::HostedPartitions(Broker& broker, Followers followers)
+    : broker_(broker), followers_(std::move(followers)) {}
+
+HostedPartitions::~HostedPartitions() { *alive_ = false; }
+
+void HostedPartitions::on_image(cluster::ImagePtr image) {
+  next_ = std::move(image);
+  if (running_) return;
+  running_ = true;
+  asio::co_spawn(broker_.io(), run(alive_), asio::detached);
+}
+
+void HostedPartitions::fence() {
+  fenced_ = true;
+  if (last_) on_image(broker_.metadata_cache().image());
+}
+
+void HostedPartitions::unfence() {
+  fenced_ = false;
+  on_image(broker_.metadata_cache().image());
+}
+
+awaitable<void> HostedPartitions::run(std::shared_ptr<bool> alive) {
+  while (*alive && next_) {
+    cluster::ImagePtr image = std::exchange(next_, nullptr);
+    co_await reconcile(*image);
+    if (!*alive) co_return;
+    last_ = std::move(image);
+  }
+  running_ = false;
+}
+
+void HostedPartitions::apply(Partition& partition, const cluster::PartitionRegistration& registration) {
+  const NodeId self = broker_.replica_manager().local_node();
+  PartitionState state{registration.leader, registration.leader_epoch, registration.replicas, registration.isr};
+  if (fenced_ && state.leader == self) state.leader = kNoNode;
+  if (same_state(partition, state)) return;
+  const bool was_leader = partition.is_leader();
+  partition.become_leader_or_follower(state);
+  if (partition.is_leader()) {
+    if (followers_.unfollow) followers_.unfollow(partition.topic(), partition.id());
+    if (!was_leader)
+      RLOG_INFO("%s-%d: leader at epoch %d", partition.topic().c_str(), partition.index(), state.leader_epoch.value());
+  } else if (state.leader == kNoNode) {
+    if (followers_.unfollow) followers_.unfollow(partition.topic(), partition.id());
+  } else if (followers_.follow) {
+    followers_.follow(broker_.replica_manager().get_partition(partition.topic(), partition.id()), state.leader,
+                      state.leader_epoch);
+  }
+  if (partition.topic() == group::kOffsetsTopic) broker_.groups().leadership_changed(partition.index(), partition.is_leader());
+  // Waiting fetches and produces look again: a deposed leader answers them.
+  partition.wake_fetches();
+  partition.produce_watchers().check_and_complete();
+}
+
+awaitable<void> HostedPartitions::reconcile(const cluster::MetadataImage& image) {
+  TopicTable& table = broker_.topics();
+  const NodeId self = broker_.replica_manager().local_node();
+
+  // Topics gone from the image, or whose name now stands for another id.
+  std::vector<std::string> gone;
+  for (const auto& [name, topic] : table.topics()) {
+    auto now = image.topic(name);
+    if (!now || now->id != topic->id) gone.push_back(name);
+  }
+  for (auto& name : gone) co_await remove_topic(std::move(name));
+
+  std::vector<ToOpen> to_open;
+  std::vector<std::pair<PartitionSpec, int32_t>> specs;
+  for (const auto& [name, t] : image.topics()) {
+    auto topic = table.mirror(*t);
+    std::vector<int32_t> dropped;
+    for (size_t i = 0; i < t->partitions.size(); ++i) {
+      const auto& reg = t->partitions[i];
+      const auto index = static_cast<int32_t>(i);
+      std::shared_ptr<Partition> hosted = topic->partitions[i];
+      if (reg.is_replica(self)) {
+        if (hosted) apply(*hosted, reg);
+        else {
+          to_open.push_back({topic, index});
+          PartitionSpec spec = table.partition_spec(*topic);
+          spec.single_node = false;
+          specs.emplace_back(std::move(spec), index);
+        }
+      } else if (hosted) {
+        // Reassigned elsewhere: stop and remove this replica.
+        if (followers_.unfollow) followers_.unfollow(name, hosted->id());
+        if (name == group::kOffsetsTopic && hosted->is_leader()) broker_.groups().leadership_changed(index, false);
+        table.unhost(*topic, index);
+        hosted->wake_fetches();
+        dropped.push_back(index);
+      }
+    }
+    if (!dropped.empty()) (void)co_await broker_.run_blocking(removing(broker_.logs(), name, std::move(dropped)));
+  }
+  if (specs.empty()) co_return;
+
+  Opened opened = co_await broker_.run_blocking(opening(broker_.logs(), std::move(specs)));
+  for (const auto& e : opened.errors) RLOG_ERROR("cannot open replica %s", e.c_str());
+  // The image may have moved on while the logs opened: the newest one says
+  // how each leads or follows, and the next reconciliation drops any that
+  // is no longer assigned here.
+  const cluster::MetadataImage& latest = *broker_.metadata_cache().image();
+  for (auto& part : opened.partitions) {
+    auto topic = table.find(part->topic());
+    const cluster::PartitionRegistration* reg = latest.partition(part->topic(), part->id());
+    if (!topic || !reg || topic->id != latest.topic(part->topic())->id) continue;
+    table.host(*topic, part);
+    apply(*part, *reg);
+  }
+}
+
+awaitable<void> HostedPartitions::remove_topic(std::string name) {
+  TopicTable& table = broker_.topics();
+  auto topic = table.find(name);
+  if (!topic) co_return;
+  std::vector<int32_t> indexes;
+  for (size_t i = 0; i < topic->partitions.size(); ++i) {
+    if (!topic->partitions[i]) continue;
+    if (followers_.unfollow) followers_.unfollow(name, PartitionId(static_cast<int32_t>(i)));
+    indexes.push_back(static_cast<int32_t>(i));
+  }
+  table.unpublish(*topic);
+  if (name == group::kOffsetsTopic) broker_.groups().offsets_topic_deleted();
+  (void)co_await broker_.run_blocking(removing(broker_.logs(), name, std::move(indexes)));
+  for (auto& p : topic->partitions)
+    if (p) p->wake_fetches();
+  RLOG_INFO("deleted topic %s: its replicas here are removed", name.c_str());
+}
+
+}  // namespace runnel::broker

@@ -1,0 +1,40 @@
+// KIP-951: a NOT_LEADER_OR_FOLLOWER answer to Produce (v10+) or Fetch
+// (v16+) says where the partition's leader is now -- its id and epoch, and
+// its endpoint for the listener the request came in on -- so the client
+// redirects without a Metadata round trip (Kafka's
+// KafkaApis.getCurrentLeader). Read from the metadata image.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "cluster/metadata_image.h"
+
+namespace runnel::broker {
+
+struct LeaderHint {
+  int32_t leader_id = -1;
+  int32_t leader_epoch = -1;
+};
+
+class LeaderHints {
+ public:
+  LeaderHints(const cluster::MetadataImage& image, std::string listener) : image_(image), listener_(std::move(listener)) {}
+
+  // The partition's leader as the image has it (-1s when it has none); its
+  // endpoint, when the image knows it, is remembered for endpoints().
+  LeaderHint current_leader(const std::string& topic, int32_t partition);
+  // The endpoints of every leader handed out, by node id.
+  const std::map<int32_t, cluster::BrokerEndpoint>& endpoints() const { return endpoints_; }
+  // The rack of a node handed out (Kafka's NodeEndpoint carries it).
+  std::optional<std::string> rack(int32_t node) const;
+
+ private:
+  const cluster::MetadataImage& image_;
+  std::string listener_;
+  std::map<int32_t, cluster::BrokerEndpoint> endpoints_;
+};
+
+}  // namespace runnel::broker
