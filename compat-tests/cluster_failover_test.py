@@ -205,7 +205,7 @@ def paused_leader(binary):
                 leader, own["leader"], after[p]["leader"])
             return True
         wait_until(deposed, FAILOVER_WITHIN, "node %d to learn it no longer leads %s-%d" % (leader, topic, p))
-        batch = kw.record_batch([kw.record(0, 0, b"k", b"zombie")], int(time.time() * 1000))
+        batch = kw.record_batch([(b"k", b"zombie", ())], int(time.time() * 1000))
         body = c.call(leader, lambda corr: kw.produce_v8(corr, -1, {topic: [(p, batch)]}, timeout_ms=5000))
         err = kw.parse_produce_v8(body)[(topic, p)][0]
         assert err == NOT_LEADER_OR_FOLLOWER, "Produce to the deposed leader %d: error %d" % (leader, err)

@@ -84,7 +84,7 @@ def main():
 
         def not_leader_or_follower():
             parts = c.partitions(1, "rf1")
-            batch = kw.record_batch([kw.record(0, 0, b"k", b"v")], int(time.time() * 1000))
+            batch = kw.record_batch([(b"k", b"v", ())], int(time.time() * 1000))
             for p, v in parts.items():
                 for i in ids:
                     if i == v["leader"]:
