@@ -21,7 +21,9 @@ AGREE_WITHIN = 20.0  # CI machines are loaded
 
 def main():
     binary = runnel_binary()
-    with Cluster(3, binary) as c:
+    # Kafka's session and heartbeat defaults: nothing here fails over, and a
+    # loaded machine must not lapse a session in the middle (3000 ms did).
+    with Cluster(3, binary, session_timeout_ms=9000, heartbeat_interval_ms=2000) as c:
         ids = [1, 2, 3]
 
         def brokers_and_controller():
