@@ -847,7 +847,7 @@ TEST_CASE("a cluster's coordinator answers NOT_COORDINATOR for every partition i
   CHECK(listed[0].group_id == "g");
 }
 
-TEST_CASE("resigning a partition unloads its groups and offsets; its waiting JoinGroups answer NOT_COORDINATOR") {
+TEST_CASE("resigning a partition unloads its groups and offsets, and its waiting JoinGroups answer NOT_COORDINATOR") {
   Fixture f;
   f.gc->coordinate_owned_only();
   const int32_t p = f.gc->partition_for("g");
@@ -901,7 +901,7 @@ TEST_CASE("resigning a partition unloads its groups and offsets; its waiting Joi
   CHECK(out.at(0).offset == 42);
 }
 
-TEST_CASE("resigning a partition answers its waiting SyncGroups NOT_COORDINATOR") {
+TEST_CASE("resigning a partition answers its waiting SyncGroups NOT_COORDINATOR, and the group leaves memory") {
   Fixture f;
   f.gc->coordinate_owned_only();
   const int32_t p = f.gc->partition_for("g");
