@@ -5,6 +5,13 @@
 // before its groups are served, and the coordinator's timers (rebalances,
 // sessions, offset retention) on a purgatory: an idle broker wakes only when
 // one of them is due.
+//
+// A single node coordinates every partition. In a cluster, as Kafka's
+// coordinator is sharded, a broker coordinates the groups of the
+// __consumer_offsets partitions it leads: it owns and loads one when its
+// image makes it the leader, and unloads it when it no longer is (another
+// leader, reassigned, fenced); FindCoordinator sends clients to the
+// leader, and the other brokers answer NOT_COORDINATOR.
 #pragma once
 
 #include <map>
