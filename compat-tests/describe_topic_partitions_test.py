@@ -23,8 +23,6 @@ usage: describe_topic_partitions_test.py <path to runnel> <kafka jar cache dir>
 """
 import os
 import re
-import socket
-import struct
 import subprocess
 import sys
 import time
@@ -33,6 +31,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import kafka_wire as w  # noqa: E402
 from runnel_harness import Runnel, run_tests  # noqa: E402
 
 TOPICS = {"dtp-a": 5, "dtp-b": 3}
@@ -86,122 +85,68 @@ def check_rows(rows, view, text):
             "%s-%d was not described with DescribeTopicPartitions: %r" % (key[0], key[1], rest))
 
 
-# -- hand-built DescribeTopicPartitions v0 ------------------------------------
-
-def uvarint(v):
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
+# -- hand-built DescribeTopicPartitions v0 (flexible) -------------------------
 
 def cstr(s):
     b = s.encode()
-    return uvarint(len(b) + 1) + b
+    return w.uvarint(len(b) + 1) + b
 
 
-def dtp_request(topics, limit=2000, cursor=None, correlation=1):
-    body = uvarint(len(topics) + 1) + b"".join(cstr(t) + b"\0" for t in topics)
-    body += struct.pack(">i", limit)
-    body += b"\xff" if cursor is None else b"\x01" + cstr(cursor[0]) + struct.pack(">i", cursor[1]) + b"\0"
-    body += b"\0"
-    # Request header v2: key, version, correlation id, client id (int16 length), tags.
-    header = struct.pack(">hhi", 75, 0, correlation) + struct.pack(">h", 4) + b"test" + b"\0"
-    frame = header + body
-    return struct.pack(">i", len(frame)) + frame
+def dtp_request(correlation, topics, limit=2000, cursor=None):
+    body = w.uvarint(len(topics) + 1) + b"".join(cstr(t) + w.uvarint(0) for t in topics) + w.i32(limit)
+    body += w.i8(-1) if cursor is None else w.i8(1) + cstr(cursor[0]) + w.i32(cursor[1]) + w.uvarint(0)
+    return w.request(75, 0, correlation, body + w.uvarint(0), flexible=True)
 
 
-class Cur:
-    def __init__(self, data):
-        self.data, self.pos = data, 0
+def parse_dtp_response(body):
+    """A response body after the v0 part of its header (the correlation id)."""
+    r = w.Reader(body)
 
-    def take(self, n):
-        b = self.data[self.pos:self.pos + n]
-        assert len(b) == n, "response truncated"
-        self.pos += n
-        return b
+    def tags():
+        for _ in range(r.uvarint()):
+            r.uvarint()
+            r.take(r.uvarint())
 
-    def i8(self):
-        return struct.unpack(">b", self.take(1))[0]
+    def nstr():
+        n = r.uvarint()
+        return None if n == 0 else r.take(n - 1).decode()
 
-    def i16(self):
-        return struct.unpack(">h", self.take(2))[0]
+    def ints():
+        n = r.uvarint()
+        return None if n == 0 else [r.i32() for _ in range(n - 1)]
 
-    def i32(self):
-        return struct.unpack(">i", self.take(4))[0]
-
-    def uvarint(self):
-        v = shift = 0
-        while True:
-            b = self.take(1)[0]
-            v |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                return v
-
-    def tags(self):
-        for _ in range(self.uvarint()):
-            self.uvarint()
-            self.take(self.uvarint())
-
-    def nstr(self):
-        n = self.uvarint()
-        return None if n == 0 else self.take(n - 1).decode()
-
-    def ints(self):
-        n = self.uvarint()
-        return None if n == 0 else [self.i32() for _ in range(n - 1)]
-
-    def array(self, item):
-        n = self.uvarint()
+    def array(item):
+        n = r.uvarint()
         assert n > 0, "null array"
         return [item() for _ in range(n - 1)]
 
-
-def parse_dtp_response(frame):
-    c = Cur(frame)
-    c.i32()  # correlation id
-    c.tags()  # response header v1
-    throttle = c.i32()
-
     def partition():
-        p = {"error": c.i16(), "index": c.i32(), "leader": c.i32(), "epoch": c.i32(), "replicas": c.ints(),
-             "isr": c.ints(), "elr": c.ints(), "last_known_elr": c.ints(), "offline": c.ints()}
-        c.tags()
+        p = {"error": r.i16(), "index": r.i32(), "leader": r.i32(), "epoch": r.i32(), "replicas": ints(),
+             "isr": ints(), "elr": ints(), "last_known_elr": ints(), "offline": ints()}
+        tags()
         return p
 
     def topic():
-        t = {"error": c.i16(), "name": c.nstr(), "id": c.take(16), "internal": c.i8(), "partitions": c.array(partition),
-             "ops": c.i32()}
-        c.tags()
+        t = {"error": r.i16(), "name": nstr(), "id": r.take(16), "internal": r.i8(), "partitions": array(partition),
+             "ops": r.i32()}
+        tags()
         return t
 
-    topics = c.array(topic)
+    tags()  # the rest of response header v1
+    throttle = r.i32()
+    topics = array(topic)
     cursor = None
-    if c.i8() >= 0:
-        cursor = (c.nstr(), c.i32())
-        c.tags()
-    c.tags()
-    assert c.pos == len(frame), "%d bytes after the response" % (len(frame) - c.pos)
+    if r.i8() >= 0:
+        cursor = (nstr(), r.i32())
+        tags()
+    tags()
+    assert r.done(), "%d bytes after the response" % (len(body) - r.pos)
     return {"throttle": throttle, "topics": topics, "cursor": cursor}
 
 
 def dtp(port, topics, limit=2000, cursor=None):
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(dtp_request(topics, limit, cursor))
-        size = struct.unpack(">i", recv_exact(s, 4))[0]
-        return parse_dtp_response(recv_exact(s, size))
-
-
-def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        assert chunk, "connection closed"
-        buf += chunk
-    return buf
+    with w.Connection(port) as c:
+        return parse_dtp_response(c.call(dtp_request(1, topics, limit, cursor), 1))
 
 
 def pages(resp):

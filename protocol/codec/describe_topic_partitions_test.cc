@@ -18,6 +18,17 @@ Bytes encode(const Msg& m) {
   return out;
 }
 
+// Decodes all of `wire`, which must be one whole message.
+template <typename Msg>
+Msg decode_all(const Bytes& wire) {
+  Reader r(wire);
+  Msg m;
+  m.decode(r, 0);
+  REQUIRE(r.ok());
+  REQUIRE(r.remaining() == 0);
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("DescribeTopicPartitions request as Kafka's admin client sends it", "[codec]") {
@@ -30,11 +41,7 @@ TEST_CASE("DescribeTopicPartitions request as Kafka's admin client sends it", "[
   req.topics.push_back({"t", {}});
   REQUIRE(encode(req) == wire);
 
-  Reader r(wire);
-  DescribeTopicPartitionsRequest decoded;
-  decoded.decode(r, 0);
-  REQUIRE(r.ok());
-  REQUIRE(r.remaining() == 0);
+  auto decoded = decode_all<DescribeTopicPartitionsRequest>(wire);
   REQUIRE(decoded.response_partition_limit == 2000);
   REQUIRE_FALSE(decoded.cursor.has_value());
 
@@ -44,10 +51,7 @@ TEST_CASE("DescribeTopicPartitions request as Kafka's admin client sends it", "[
                        0x01, 0x02, 't', 0x00, 0x00, 0x00, 0x03, 0x00,  // present, "t", 3, no tags
                        0x00};
   REQUIRE(encode(req) == paged);
-  Reader rp(paged);
-  decoded.decode(rp, 0);
-  REQUIRE(rp.ok());
-  REQUIRE(decoded.cursor == req.cursor);
+  REQUIRE(decode_all<DescribeTopicPartitionsRequest>(paged).cursor == req.cursor);
 }
 
 TEST_CASE("DescribeTopicPartitions response with empty ELR lists and no next cursor", "[codec]") {
@@ -87,12 +91,7 @@ TEST_CASE("DescribeTopicPartitions response with empty ELR lists and no next cur
   wire.insert(wire.end(), rest.begin(), rest.end());
   REQUIRE(encode(resp) == wire);
 
-  Reader r(wire);
-  DescribeTopicPartitionsResponse decoded;
-  decoded.decode(r, 0);
-  REQUIRE(r.ok());
-  REQUIRE(r.remaining() == 0);
-  REQUIRE(decoded == resp);
+  REQUIRE(decode_all<DescribeTopicPartitionsResponse>(wire) == resp);
 
   // Null ELR lists (what the schema allows, and Runnel never sends) are compact nulls.
   part.eligible_leader_replicas.reset();
