@@ -44,6 +44,7 @@ const auto kRoutes = std::to_array<ApiRoute>({
     route<IncrementalAlterConfigsApi>(),
     route<OffsetDeleteApi>(),
     route<DescribeClusterApi>(),
+    route<DescribeTopicPartitionsApi>(),
 });
 
 }  // namespace

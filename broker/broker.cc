@@ -6,6 +6,7 @@
 #include "broker/connection.h"
 #include "broker/group/group_service.h"
 #include "broker/logging.h"
+#include "replication/fetcher_options.h"
 #include "cluster/etcd/etcd_metadata_store.h"
 #include "cluster/etcd/key_layout.h"
 #include "storage/meta_properties.h"
@@ -92,7 +93,7 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
     // (a creation that failed halfway, a crash mid-delete).
     for (const auto& d : logs_->set_aside_strays()) RLOG_WARN("stray log %s: %s", d.path.c_str(), d.reason.c_str());
   } else {
-    hosted_ = std::make_unique<HostedPartitions>(*this, Followers{});
+    start_replication();
     metadata_cache_.subscribe([this](const cluster::MetadataDelta& d) { hosted_->on_image(d.after()); });
   }
   producer_ids_ = std::make_unique<cluster::ProducerIdAllocator>(*metadata_);
@@ -140,6 +141,30 @@ void Broker::open_cluster_metadata() {
                                cluster_id_ + " of log.dirs");
     cluster_id_ = (*stored)->value;
   }
+}
+
+void Broker::start_replication() {
+  // Followers fetch from their leader's endpoint on the inter-broker
+  // listener (inter.broker.listener.name, else the first listener).
+  const std::string listener = config_.get_optional("inter.broker.listener.name").value_or(advertised_.front().name);
+  auto resolve = [this, listener](NodeId node) -> std::optional<std::pair<std::string, uint16_t>> {
+    const cluster::BrokerRegistration* b = metadata_cache_->broker(node);
+    const cluster::BrokerEndpoint* e = b ? endpoint_for(*b, listener) : nullptr;
+    if (!e) return std::nullopt;
+    return std::make_pair(e->host, e->port);
+  };
+  auto broker_epoch = [this] { return member_ ? member_->broker_epoch() : int64_t{-1}; };
+  auto blocking = [this](std::function<std::error_code()> fn) { return run_blocking(std::move(fn)); };
+  fetchers_ = std::make_unique<replication::ReplicaFetcherManager>(
+      io_.get_executor(), replication::fetcher_options(config_, NodeId(node_id_)), resolve, broker_epoch, blocking);
+  alter_partitions_ =
+      std::make_unique<AlterPartitionManager>(*this, std::chrono::milliseconds(config_.get_long("replica.lag.time.max.ms")));
+  Followers followers{
+      [this](std::shared_ptr<replication::Partition> p, NodeId leader, LeaderEpoch epoch) {
+        if (p) fetchers_->add_partition(std::move(p), leader, epoch);
+      },
+      [this](const std::string& topic, PartitionId id) { fetchers_->remove_partition(topic, id); }};
+  hosted_ = std::make_unique<HostedPartitions>(*this, std::move(followers));
 }
 
 void Broker::join_cluster() {
@@ -248,6 +273,7 @@ void Broker::connection_closed(const Connection* c) {
 }
 
 void Broker::start_background_work() {
+  if (alter_partitions_) alter_partitions_->start();
   asio::co_spawn(io_, storage_ticks(), asio::detached);
   asio::co_spawn(io_, producer_expiration_checks(), asio::detached);
   groups_->start();
@@ -303,6 +329,7 @@ awaitable<void> Broker::shut_down(bool hand_over, std::function<void()> done) {
     stop_serving();
   }
   co_await drain_connections();
+  if (fetchers_) fetchers_->shutdown();
   if (member_) co_await member_->leave();
   replica_manager_->snapshot_producers_before_close();
   if (auto ec = logs_->close()) RLOG_ERROR("closing the logs: %s", ec.message().c_str());

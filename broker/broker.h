@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/alter_partition_manager.h"
 #include "broker/asio.h"
 #include "broker/cluster_member.h"
 #include "broker/config.h"
@@ -21,6 +22,7 @@
 #include "cluster/local_metadata_store.h"
 #include "cluster/metadata_cache.h"
 #include "cluster/producer_id_allocator.h"
+#include "replication/replica_fetcher.h"
 #include "replication/replica_manager.h"
 #include "storage/log_manager.h"
 
@@ -66,6 +68,8 @@ class Broker {
   // the partitions the image assigns it (broker/hosted_partitions.h).
   bool in_cluster() const { return in_cluster_; }
   ClusterMember* cluster_member() { return member_.get(); }
+  // A cluster leader's ISR changes; null on a single node.
+  AlterPartitionManager* alter_partitions() { return alter_partitions_.get(); }
   // Registers in the cluster and loads its metadata, before the listeners
   // accept (their bound ports are what the registration advertises).
   // Throws std::runtime_error when it cannot. Nothing on a single node.
@@ -135,6 +139,9 @@ class Broker {
   // The single node's store and topics, or the cluster's store and its id.
   void open_local_metadata();
   void open_cluster_metadata();
+  // The cluster's data path: the replica fetchers, the leader's ISR
+  // changes, and the partitions the image assigns this broker.
+  void start_replication();
   awaitable<void> storage_ticks();
   awaitable<void> producer_expiration_checks();
 
@@ -155,6 +162,8 @@ class Broker {
   MetadataPublisher metadata_publisher_{metadata_cache_, cluster_id_, NodeId(node_id_)};
   std::unique_ptr<cluster::ProducerIdAllocator> producer_ids_;
   // In a cluster only.
+  std::unique_ptr<replication::ReplicaFetcherManager> fetchers_;
+  std::unique_ptr<AlterPartitionManager> alter_partitions_;
   std::unique_ptr<HostedPartitions> hosted_;
   std::unique_ptr<ClusterMember> member_;
   std::vector<std::weak_ptr<Connection>> connections_;

@@ -75,8 +75,10 @@ BrokerConfig BrokerConfig::from(std::map<std::string, std::string> props) {
 
 std::vector<std::pair<std::string, std::string>> BrokerConfig::accepted_not_acted_on() const {
   std::vector<std::pair<std::string, std::string>> out;
+  const bool cluster = !get_list("runnel.etcd.endpoints").empty();
   for (const auto& key : broker_config_keys())
-    if (key.not_acted_on && values_.count(key.name)) out.emplace_back(key.name, key.not_acted_on);
+    if (key.not_acted_on && values_.count(key.name) && !(cluster && key.acted_on_in_cluster))
+      out.emplace_back(key.name, key.not_acted_on);
   return out;
 }
 

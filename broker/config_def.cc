@@ -124,7 +124,7 @@ const std::vector<ConfigKey> kBrokerKeys = {
     // Groups and offsets.
     {"offsets.topic.num.partitions", T::int_, "50", at_least(1), I::high},
     {"offsets.topic.replication.factor", T::int_, "3", range(1, INT16_MAX), I::high, nullptr, DynamicUpdate::read_only,
-     "a single node creates __consumer_offsets with replication factor 1"},
+     "a single node creates __consumer_offsets with replication factor 1", true},
     {"offsets.topic.segment.bytes", T::int_, "104857600", at_least(1), I::high},
     {"offsets.retention.minutes", T::int_, "10080", at_least(1), I::high},
     {"offsets.retention.check.interval.ms", T::long_, "600000", at_least(1), I::high},

@@ -53,6 +53,9 @@ struct ConfigKey {
   // A Kafka key Runnel accepts, so Kafka's own server.properties starts,
   // but does not act on: why, reported at startup when it is set (DESIGN).
   const char* not_acted_on = nullptr;
+  // not_acted_on holds on a single node only: a cluster
+  // (runnel.etcd.endpoints set) acts on the key, and it is not reported.
+  bool acted_on_in_cluster = false;
 };
 
 // A broker key that supplies a topic config's default, with Kafka's

@@ -147,3 +147,14 @@ TEST_CASE("keys accepted but not acted on are reported when set", "[config]") {
   REQUIRE(BrokerConfig::from({{"node.id", "1"}}).accepted_not_acted_on().empty());
   for (const auto& [k, why] : reported) REQUIRE(find_broker_key(k));
 }
+
+TEST_CASE("offsets.topic.replication.factor is reported as not acted on only on a single node", "[config]") {
+  auto single = BrokerConfig::from({{"node.id", "1"}, {"offsets.topic.replication.factor", "3"}});
+  auto reported = single.accepted_not_acted_on();
+  REQUIRE(reported.size() == 1);
+  REQUIRE(reported[0].first == "offsets.topic.replication.factor");
+  auto cluster = BrokerConfig::from({{"node.id", "1"},
+                                     {"offsets.topic.replication.factor", "3"},
+                                     {"runnel.etcd.endpoints", "http://127.0.0.1:2379"}});
+  REQUIRE(cluster.accepted_not_acted_on().empty());
+}

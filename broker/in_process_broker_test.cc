@@ -4,10 +4,13 @@
 // (the fetch purgatory) read on its event loop.
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "broker/api_registry.h"
+#include "broker/authorized_operations.h"
 #include "broker/testing/broker_fixture.h"
 #include "broker/testing/kafka_client.h"
 #include "protocol/error_codes.h"
@@ -16,6 +19,7 @@
 #include "protocol/messages/03_metadata.h"
 #include "protocol/messages/18_api_versions.h"
 #include "protocol/messages/19_create_topics.h"
+#include "protocol/messages/75_describe_topic_partitions.h"
 #include "protocol/records/batch_builder.h"
 
 using namespace runnel::broker;
@@ -158,6 +162,66 @@ TEST_CASE("a topic made by CreateTopics is listed by Metadata", "[in_process]") 
     CHECK(part.error_code == p::code(p::ErrorCode::none));
     CHECK(part.leader_id == 1);
   }
+}
+
+TEST_CASE("DescribeTopicPartitions pages the image's partitions with its cursor", "[in_process]") {
+  BrokerFixture broker;
+  KafkaClient client(broker.port());
+  create_topic(client, "pages-b", 2);
+  create_topic(client, "pages-a", 3);
+  using Request = p::DescribeTopicPartitionsRequest;
+  auto describe = [&](std::vector<std::string> topics, int32_t limit, std::optional<p::DescribeTopicPartitionsCursor> cursor) {
+    Request req;
+    for (auto& t : topics) req.topics.push_back({t, {}});
+    req.response_partition_limit = limit;
+    req.cursor = std::move(cursor);
+    return client.call<p::DescribeTopicPartitionsApi>(req, 0);
+  };
+  auto listed = [](const p::DescribeTopicPartitionsResponse& resp) {
+    std::vector<std::pair<std::string, std::vector<int32_t>>> out;
+    for (const auto& t : resp.topics) {
+      out.emplace_back(t.name.value_or("(null)"), std::vector<int32_t>{});
+      for (const auto& part : t.partitions) out.back().second.push_back(part.partition_index);
+    }
+    return out;
+  };
+  using Listed = std::vector<std::pair<std::string, std::vector<int32_t>>>;
+
+  // Every topic, in name order, two partitions a page.
+  auto first = describe({}, 2, std::nullopt);
+  CHECK(listed(first) == Listed{{"pages-a", {0, 1}}});
+  REQUIRE(first.next_cursor);
+  CHECK(first.next_cursor->topic_name == "pages-a");
+  CHECK(first.next_cursor->partition_index == 2);
+  const auto& part = first.topics[0].partitions[0];
+  CHECK(part.leader_id == 1);
+  CHECK(part.replica_nodes == std::vector<int32_t>{1});
+  CHECK(part.isr_nodes == std::vector<int32_t>{1});
+  CHECK(part.eligible_leader_replicas == std::vector<int32_t>{});
+  CHECK(part.last_known_elr == std::vector<int32_t>{});
+  CHECK(first.topics[0].topic_authorized_operations == kAllTopicOperations);
+
+  auto second = describe({}, 2, first.next_cursor);
+  CHECK(listed(second) == Listed{{"pages-a", {2}}, {"pages-b", {0}}});
+  REQUIRE(second.next_cursor);
+  CHECK(second.next_cursor->topic_name == "pages-b");
+  CHECK(second.next_cursor->partition_index == 1);
+
+  auto last = describe({}, 2, second.next_cursor);
+  CHECK(listed(last) == Listed{{"pages-b", {1}}});
+  CHECK_FALSE(last.next_cursor);
+
+  // Named topics: an unknown one is an error in its place; a cursor topic
+  // outside the list makes every topic INVALID_REQUEST.
+  auto named = describe({"pages-b", "nope"}, 2000, std::nullopt);
+  REQUIRE(named.topics.size() == 2);
+  CHECK(named.topics[0].name == "nope");
+  CHECK(named.topics[0].error_code == p::code(p::ErrorCode::unknown_topic_or_partition));
+  CHECK(named.topics[1].partitions.size() == 2);
+  auto invalid = describe({"pages-b"}, 2000, p::DescribeTopicPartitionsCursor{"pages-a", 0, {}});
+  REQUIRE(invalid.topics.size() == 1);
+  CHECK(invalid.topics[0].error_code == p::code(p::ErrorCode::invalid_request));
+  CHECK(invalid.topics[0].partitions.empty());
 }
 
 TEST_CASE("a produced batch is fetched back byte for byte", "[in_process]") {

@@ -13,7 +13,8 @@ error code and stays up, and never loses an acknowledged record.
   cannot take is KAFKA_STORAGE_ERROR (it once was SIGBUS from an index page
   written through a map), so are Fetch and ListOffsets there, the dir goes
   offline (Metadata: no leader,
-  LEADER_NOT_AVAILABLE, the replica in offline_replicas; DescribeLogDirs:
+  LEADER_NOT_AVAILABLE, the replica in offline_replicas; DescribeTopicPartitions:
+  no leader and the replica offline, without an error code, as Kafka's; DescribeLogDirs:
   KAFKA_STORAGE_ERROR), a restart while the disk is still full exits 1 with
   a message, and with space back every acknowledged record is read back.
   Needs mount(2) (the tests run as root); without it this case is skipped
@@ -32,6 +33,7 @@ import time
 
 import kafka_wire as w
 from admin_test import Raw
+from describe_topic_partitions_test import dtp
 from runnel_harness import Runnel, RunnelError, run_tests
 
 NONE = 0
@@ -189,10 +191,14 @@ def test_full_disk(binary):
         [part] = metadata_partitions(raw, topic)
         check((part["error_code"], part["leader_id"], part["offline_replicas"]) == (LEADER_NOT_AVAILABLE, -1, [1]),
               "Metadata of the offline partition: %r" % part)
+        [described] = dtp(b.port, [topic])["topics"]
+        [dpart] = described["partitions"]
+        check((described["error"], dpart["error"], dpart["leader"], dpart["replicas"], dpart["offline"]) ==
+              (NONE, NONE, -1, [1], [1]), "DescribeTopicPartitions of the offline partition: %r" % described)
         dirs = raw.call(35, 1, {"topics": None})["results"]
         check([(d["error_code"], d["topics"]) for d in dirs] == [(KAFKA_STORAGE_ERROR, [])],
               "DescribeLogDirs of the offline dir: %r" % dirs)
-        check(b.alive(), "the broker died answering Metadata or DescribeLogDirs")
+        check(b.alive(), "the broker died answering Metadata, DescribeTopicPartitions or DescribeLogDirs")
         rc = b.stop()
         check(rc == 0, "graceful stop exited %s" % rc)
 

@@ -25,11 +25,19 @@ Partition::Partition(std::string topic, PartitionId id, std::shared_ptr<storage:
     : topic_(std::move(topic)), id_(id), log_(std::move(log)), local_node_(local_node), clock_(clock) {}
 
 bool Partition::become_leader_or_follower(const PartitionState& state) {
+  const bool new_leader_epoch = state.leader != state_.leader || state.leader_epoch != state_.leader_epoch;
   state_ = state;
   role_ = state.leader == local_node_ ? Role::leader : Role::follower;
-  // Kafka resets what it knew of the followers when leadership changes:
-  // they must fetch again before they count toward the high watermark.
-  follower_log_end_.clear();
+  // Kafka's makeLeader resets what it knew of the followers at a new leader
+  // epoch: they must fetch again before they count toward the high
+  // watermark; ISR members count as caught up from now, the others not.
+  // An ISR change at the same epoch keeps it.
+  if (new_leader_epoch) {
+    followers_.clear();
+    const int64_t now = clock_.wall_ms();
+    for (NodeId r : state_.isr)
+      if (r != local_node_) followers_[r].last_caught_up_ms = now;
+  }
   if (is_leader()) {
     // Kafka's makeLeader: a new leader epoch starts at the log end offset.
     const auto latest = log_->latest_epoch();
@@ -130,9 +138,9 @@ bool Partition::maybe_increment_high_watermark() {
   Offset candidate = log_end_offset();
   for (NodeId replica : isr()) {
     if (replica == local_node_) continue;
-    auto it = follower_log_end_.find(replica);
+    auto it = followers_.find(replica);
     // A follower not heard from since this broker became leader holds it back.
-    Offset follower = it == follower_log_end_.end() ? kUnknownOffset : it->second;
+    Offset follower = it == followers_.end() ? kUnknownOffset : it->second.log_end;
     candidate = std::min(candidate, follower);
   }
   if (!log_->maybe_increment_high_watermark(candidate.value())) return false;
@@ -142,8 +150,45 @@ bool Partition::maybe_increment_high_watermark() {
 }
 
 void Partition::update_follower_fetch_state(NodeId follower, Offset log_end_offset) {
-  follower_log_end_[follower] = log_end_offset;
+  // Kafka's Replica.updateFetchStateOrThrow: caught up now if it fetched
+  // from the leader's log end; caught up at its previous fetch if it has
+  // reached where the leader's log ended then.
+  FollowerState& f = followers_[follower];
+  const int64_t now = clock_.wall_ms();
+  const Offset leader_end(log_->log_end_offset());  // the parameter hides log_end_offset()
+  if (log_end_offset >= leader_end) f.last_caught_up_ms = std::max(f.last_caught_up_ms, now);
+  else if (log_end_offset >= f.last_fetch_leader_log_end) f.last_caught_up_ms = std::max(f.last_caught_up_ms, f.last_fetch_ms);
+  f.log_end = log_end_offset;
+  f.last_fetch_leader_log_end = leader_end;
+  f.last_fetch_ms = now;
   maybe_increment_high_watermark();
+}
+
+bool Partition::in_isr(NodeId node) const {
+  return std::find(state_.isr.begin(), state_.isr.end(), node) != state_.isr.end();
+}
+
+std::vector<NodeId> Partition::out_of_sync_replicas(int64_t now_ms, int64_t lag_ms) const {
+  std::vector<NodeId> out;
+  if (!is_leader()) return out;
+  for (NodeId r : state_.isr) {
+    if (r == local_node_) continue;
+    auto it = followers_.find(r);
+    const int64_t caught_up = it == followers_.end() ? 0 : it->second.last_caught_up_ms;
+    if (now_ms - caught_up > lag_ms) out.push_back(r);
+  }
+  return out;
+}
+
+bool Partition::is_caught_up_for_isr(NodeId follower) const {
+  auto it = followers_.find(follower);
+  if (!is_leader() || it == followers_.end() || it->second.log_end == kUnknownOffset) return false;
+  const Offset end = it->second.log_end;
+  // Kafka's leaderEpochStartOffsetOpt: where this leader's epoch began.
+  int64_t epoch_start = 0;
+  for (const auto& e : log_->leader_epochs())
+    if (e.epoch == state_.leader_epoch.value()) epoch_start = e.start_offset;
+  return end >= high_watermark() && end.value() >= epoch_start;
 }
 
 PartitionRead Partition::fetch_records_for_follower(const ReplicaFetch& replica, Offset fetch_offset,

@@ -164,6 +164,15 @@ class Partition {
   // offset, which may move the high watermark.
   void update_follower_fetch_state(NodeId follower, Offset log_end_offset);
 
+  // The ISR rules a leader applies (broker/alter_partition_manager.h):
+  // Kafka's getOutOfSyncReplicas -- ISR members, this broker aside, not
+  // caught up with the leader's log end within `lag_ms` -- and
+  // isFollowerInSync -- a follower whose log end has reached the high
+  // watermark and the start of the current leader epoch may join.
+  bool in_isr(NodeId node) const;
+  std::vector<NodeId> out_of_sync_replicas(int64_t now_ms, int64_t lag_ms) const;
+  bool is_caught_up_for_isr(NodeId follower) const;
+
   // The leader's side of a replica's fetch (Kafka's Partition.fetchRecords
   // for a follower): this broker must lead in `current_leader_epoch` (when
   // given); the replica must be assigned (else UNKNOWN_LEADER_EPOCH when
@@ -248,7 +257,16 @@ class Partition {
   Role role_ = Role::follower;
   PartitionState state_;
   // The followers' log end offsets, as their fetches report them.
-  std::map<NodeId, Offset> follower_log_end_;
+  // Kafka's ReplicaState for each follower, as its fetches report it: its
+  // log end offset, and when it last was caught up with the leader
+  // (the ISR's lag rule: replica.lag.time.max.ms).
+  struct FollowerState {
+    Offset log_end = kUnknownOffset;
+    int64_t last_caught_up_ms = 0;
+    Offset last_fetch_leader_log_end{0};
+    int64_t last_fetch_ms = 0;
+  };
+  std::map<NodeId, FollowerState> followers_;
   broker::WatchList fetch_watchers_;
   broker::WatchList produce_watchers_;
   broker::ProducerStateTable producers_;

@@ -16,6 +16,7 @@ void GroupCoordinator::replay(int32_t partition, ByteView key, std::optional<Byt
 }
 
 void GroupCoordinator::delete_group(const std::string& group_id, std::function<void(ErrorCode)> done) {
+  if (!owns(partition_for(group_id))) return done(ErrorCode::not_coordinator);
   if (is_loading(partition_for(group_id))) return done(ErrorCode::coordinator_load_in_progress);
   Group* g = groups_.find_mutable(group_id);
   if (!g || g->state == GroupState::dead) return done(ErrorCode::group_id_not_found);

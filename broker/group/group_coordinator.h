@@ -45,6 +45,22 @@ class GroupCoordinator {
   // and every group, with its offsets, leaves memory.
   void unload_all() { groups_.unload_all(); }
 
+  // Coordinator ownership (Kafka's coordinator shards): a single node
+  // coordinates every partition; a cluster's broker only those it leads,
+  // owned from its election (own, then begin_loading) to its resignation
+  // (unload_partition). Every request for a group of another partition
+  // answers NOT_COORDINATOR.
+  void coordinate_owned_only() { groups_.coordinate_owned_only(); }
+  void own(int32_t partition) { groups_.own(partition); }
+  bool owns(int32_t partition) const { return groups_.owns(partition); }
+  // Kafka's onResignation for one partition: its waiting JoinGroups and
+  // SyncGroups answer NOT_COORDINATOR; its groups and their offsets leave
+  // memory.
+  void unload_partition(int32_t partition) { groups_.unload_partition(partition); }
+  // The partition count that maps groups to partitions: in a cluster the
+  // __consumer_offsets topic's, once this broker's image has it.
+  void set_offsets_partitions(int32_t partitions) { config_.offsets_partitions = partitions; }
+
   void join(JoinRequest req, JoinCallback done) { groups_.join(std::move(req), std::move(done)); }
   void sync(SyncRequest req, SyncCallback done) { groups_.sync(std::move(req), std::move(done)); }
   ErrorCode heartbeat(const std::string& group_id, const std::string& member_id,

@@ -778,3 +778,159 @@ TEST_CASE("DeleteGroups answers once the tombstones are stored; the group is gon
   REQUIRE(answer == ErrorCode::none);
   CHECK(f.gc->find("g") == nullptr);
 }
+
+namespace {
+
+// A group id whose __consumer_offsets partition is not `other`'s.
+std::string group_on_another_partition(const GroupCoordinator& gc, const std::string& other) {
+  for (int i = 0;; ++i) {
+    std::string id = "h" + std::to_string(i);
+    if (gc.partition_for(id) != gc.partition_for(other)) return id;
+  }
+}
+
+// A standalone consumer's commit (generation -1) for `group`.
+ErrorCode standalone_commit(Fixture& f, const std::string& group, int64_t offset) {
+  OffsetCommitRequest r;
+  r.group_id = group;
+  r.generation = -1;
+  r.entries.push_back({"t", 0, offset, -1, std::string("m"), ErrorCode::none});
+  auto answer = f.commit_async(std::move(r));
+  REQUIRE(answer->has_value());
+  return (*answer)->entries[0].error;
+}
+
+}  // namespace
+
+TEST_CASE("a single node's coordinator owns every partition") {
+  Fixture f;
+  for (int32_t p = 0; p < f.config.offsets_partitions; ++p) CHECK(f.gc->owns(p));
+}
+
+TEST_CASE("a cluster's coordinator answers NOT_COORDINATOR for every partition it does not own") {
+  Fixture f;
+  f.gc->coordinate_owned_only();
+  const int32_t p = f.gc->partition_for("g");
+  CHECK(!f.gc->owns(p));
+  CHECK((*f.join(f.join_request("")))->error == ErrorCode::not_coordinator);
+  CHECK((*f.sync("m", 1))->error == ErrorCode::not_coordinator);
+  CHECK(f.gc->heartbeat("g", "m", std::nullopt, 1) == ErrorCode::not_coordinator);
+  CHECK(f.gc->leave("g", {{"m", std::nullopt}}).error == ErrorCode::not_coordinator);
+  CHECK(f.commit("", -1) == ErrorCode::not_coordinator);
+  std::vector<FetchedOffset> out;
+  CHECK(f.gc->fetch_offsets("g", std::nullopt, out) == ErrorCode::not_coordinator);
+  CHECK(f.gc->describe("g").error == ErrorCode::not_coordinator);
+  CHECK(f.delete_group("g") == ErrorCode::not_coordinator);
+  std::vector<ErrorCode> errors;
+  CHECK(f.delete_offsets("g", {{"t", 0}}, errors) == ErrorCode::not_coordinator);
+  std::vector<GroupListing> listed;
+  CHECK(f.gc->list_groups(listed) == ErrorCode::none);
+  CHECK(listed.empty());
+  // Nothing of the group was written or kept.
+  CHECK(f.store.records.empty());
+  CHECK(f.gc->find("g") == nullptr);
+
+  // Elected: loading, then served.
+  f.gc->own(p);
+  f.gc->begin_loading(p);
+  CHECK(f.gc->owns(p));
+  CHECK((*f.join(f.join_request("")))->error == ErrorCode::coordinator_load_in_progress);
+  CHECK(f.gc->list_groups(listed) == ErrorCode::coordinator_load_in_progress);
+  f.gc->end_loading(p);
+  std::string a = f.stable_single_member();
+  CHECK(f.commit(a, 1) == ErrorCode::none);
+  // Another partition's group still is not this coordinator's.
+  const std::string h = group_on_another_partition(*f.gc, "g");
+  CHECK(standalone_commit(f, h, 3) == ErrorCode::not_coordinator);
+  CHECK(f.gc->list_groups(listed) == ErrorCode::none);
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].group_id == "g");
+}
+
+TEST_CASE("resigning a partition unloads its groups and offsets, and its waiting JoinGroups answer NOT_COORDINATOR") {
+  Fixture f;
+  f.gc->coordinate_owned_only();
+  const int32_t p = f.gc->partition_for("g");
+  const std::string h = group_on_another_partition(*f.gc, "g");
+  const int32_t q = f.gc->partition_for(h);
+  f.gc->own(p);
+  f.gc->own(q);
+  std::string a = f.stable_single_member();
+  CHECK(f.commit(a, 1, 42) == ErrorCode::none);
+  CHECK(standalone_commit(f, h, 7) == ErrorCode::none);
+  // A new member's JoinGroup waits for the rebalance (a has not rejoined).
+  std::string c = f.join_member();
+  auto waiting = f.join(f.join_request(c));
+  REQUIRE(!waiting->has_value());
+  REQUIRE(f.timer.has("heartbeat-g-" + a));
+
+  f.gc->unload_partition(p);
+  REQUIRE(waiting->has_value());
+  CHECK((*waiting)->error == ErrorCode::not_coordinator);
+  CHECK(f.gc->find("g") == nullptr);
+  CHECK(!f.gc->owns(p));
+  // Its timers went with it.
+  CHECK(!f.timer.has("heartbeat-g-" + a));
+  CHECK(!f.timer.has("join-g"));
+  // Its requests now answer NOT_COORDINATOR, its offsets are not served here.
+  std::vector<FetchedOffset> out;
+  CHECK(f.gc->fetch_offsets("g", std::nullopt, out) == ErrorCode::not_coordinator);
+  CHECK(f.gc->heartbeat("g", a, std::nullopt, 1) == ErrorCode::not_coordinator);
+  // The other partition's group and offsets stay.
+  CHECK(f.gc->owns(q));
+  REQUIRE(f.gc->find(h) != nullptr);
+  CHECK(f.gc->fetch_offsets(h, std::vector<TopicPartition>{{"t", 0}}, out) == ErrorCode::none);
+  CHECK(out.at(0).offset == 7);
+  std::vector<GroupListing> listed;
+  CHECK(f.gc->list_groups(listed) == ErrorCode::none);
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].group_id == h);
+
+  // Elected again: the partition's records bring the group and its offsets back.
+  f.gc->own(p);
+  f.gc->begin_loading(p);
+  for (auto& [part, r] : f.store.records) {
+    if (part != p) continue;
+    std::optional<ByteView> value;
+    if (r.value) value = ByteView(r.value->data(), r.value->size());
+    f.gc->replay(part, {r.key.data(), r.key.size()}, value);
+  }
+  f.gc->end_loading(p);
+  out.clear();
+  CHECK(f.gc->fetch_offsets("g", std::vector<TopicPartition>{{"t", 0}}, out) == ErrorCode::none);
+  CHECK(out.at(0).offset == 42);
+}
+
+TEST_CASE("resigning a partition answers its waiting SyncGroups NOT_COORDINATOR, and the group leaves memory") {
+  Fixture f;
+  f.gc->coordinate_owned_only();
+  const int32_t p = f.gc->partition_for("g");
+  f.gc->own(p);
+  std::string a = f.stable_single_member();
+  std::string b = f.join_member();
+  auto jb = f.join(f.join_request(b));
+  auto ja = f.join(f.join_request(a));
+  REQUIRE(ja->has_value());
+  REQUIRE(jb->has_value());
+  REQUIRE((*jb)->error == ErrorCode::none);
+  const int32_t generation = (*jb)->generation;
+  // The follower's SyncGroup waits for the leader's assignment.
+  auto sb = f.sync(b, generation);
+  REQUIRE(!sb->has_value());
+  f.gc->unload_partition(p);
+  REQUIRE(sb->has_value());
+  CHECK((*sb)->error == ErrorCode::not_coordinator);
+  CHECK(f.gc->find("g") == nullptr);
+}
+
+TEST_CASE("a cluster's coordinator owns nothing once __consumer_offsets is deleted") {
+  Fixture f;
+  f.gc->coordinate_owned_only();
+  const int32_t p = f.gc->partition_for("g");
+  f.gc->own(p);
+  f.stable_single_member();
+  f.gc->unload_all();
+  CHECK(!f.gc->owns(p));
+  CHECK(f.gc->find("g") == nullptr);
+  CHECK((*f.join(f.join_request("")))->error == ErrorCode::not_coordinator);
+}

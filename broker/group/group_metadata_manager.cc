@@ -94,19 +94,33 @@ void GroupMetadataManager::drop_group(const std::string& group_id) {
 }
 
 void GroupMetadataManager::unload_all() {
+  unload([](int32_t) { return true; });
+  if (owned_) owned_->clear();
+}
+
+void GroupMetadataManager::unload_partition(int32_t partition) {
+  unload([partition](int32_t p) { return p == partition; });
+  loading_.erase(partition);
+  if (owned_) owned_->erase(partition);
+}
+
+void GroupMetadataManager::unload(const std::function<bool(int32_t)>& which) {
   // Kafka's onGroupUnloaded: the group goes Dead and whoever waits on it is
   // told to find the coordinator again. Answered after the groups are gone,
   // so a callback that comes straight back finds nothing stale.
   std::vector<std::pair<JoinCallback, JoinResult>> joins;
   std::vector<SyncCallback> syncs;
+  std::vector<std::string> unloaded;
   for (auto& [gid, g] : groups_) {
+    if (!which(g->partition)) continue;
+    unloaded.push_back(gid);
     transition(*g, GroupState::dead);
     for (auto& [mid, m] : g->members) {
       if (m.is_awaiting_join()) joins.emplace_back(std::exchange(m.awaiting_join, {}), join_error(mid, ErrorCode::not_coordinator));
       if (m.is_awaiting_sync()) syncs.push_back(std::exchange(m.awaiting_sync, {}));
     }
   }
-  for (auto& id : group_ids()) drop_group(id);
+  for (auto& id : unloaded) drop_group(id);
   for (auto& [cb, r] : joins) cb(std::move(r));
   for (auto& cb : syncs) cb(SyncResult{ErrorCode::not_coordinator, {}, {}, {}});
 }
@@ -166,6 +180,7 @@ void GroupMetadataManager::end_loading(int32_t partition) {
 
 void GroupMetadataManager::join(JoinRequest req, JoinCallback done) {
   if (req.group_id.empty()) return done(join_error(req.member_id, ErrorCode::invalid_group_id));
+  if (!owns(partition_for(req.group_id))) return done(join_error(req.member_id, ErrorCode::not_coordinator));
   if (is_loading(partition_for(req.group_id)))
     return done(join_error(req.member_id, ErrorCode::coordinator_load_in_progress));
   if (req.session_timeout_ms < config_.min_session_timeout_ms || req.session_timeout_ms > config_.max_session_timeout_ms)
@@ -521,6 +536,7 @@ void GroupMetadataManager::remove_pending_member(Group& g, const std::string& me
 // ---- SyncGroup ----
 
 void GroupMetadataManager::sync(SyncRequest req, SyncCallback done) {
+  if (!owns(partition_for(req.group_id))) return done(sync_error(ErrorCode::not_coordinator));
   // A loading coordinator makes the member rejoin (Kafka answers REBALANCE_IN_PROGRESS).
   if (is_loading(partition_for(req.group_id))) return done(sync_error(ErrorCode::rebalance_in_progress));
   Group* gp = find_mutable(req.group_id);
@@ -624,6 +640,7 @@ void GroupMetadataManager::store_group(Group& g, AppendDone done) {
 
 ErrorCode GroupMetadataManager::heartbeat(const std::string& group_id, const std::string& member_id,
                                       const std::optional<std::string>& group_instance_id, int32_t generation) {
+  if (!owns(partition_for(group_id))) return ErrorCode::not_coordinator;
   // Kafka answers blindly while loading: the member will learn soon enough.
   if (is_loading(partition_for(group_id))) return ErrorCode::none;
   Group* g = find_mutable(group_id);
@@ -638,6 +655,10 @@ ErrorCode GroupMetadataManager::heartbeat(const std::string& group_id, const std
 
 LeaveResult GroupMetadataManager::leave(const std::string& group_id, const std::vector<LeaveMember>& members) {
   LeaveResult r;
+  if (!owns(partition_for(group_id))) {
+    r.error = ErrorCode::not_coordinator;
+    return r;
+  }
   if (is_loading(partition_for(group_id))) {
     r.error = ErrorCode::coordinator_load_in_progress;
     return r;
@@ -671,14 +692,20 @@ LeaveResult GroupMetadataManager::leave(const std::string& group_id, const std::
 // ---- listing and describing ----
 
 ErrorCode GroupMetadataManager::list_groups(std::vector<GroupListing>& out) const {
+  // Only the groups of the partitions owned (the only ones in memory).
   if (!loading_.empty()) return ErrorCode::coordinator_load_in_progress;
-  for (auto& [id, g] : groups_) out.push_back({id, g->protocol_type.value_or(""), g->state});
+  for (auto& [id, g] : groups_)
+    if (owns(g->partition)) out.push_back({id, g->protocol_type.value_or(""), g->state});
   return ErrorCode::none;
 }
 
 GroupDescription GroupMetadataManager::describe(const std::string& group_id) const {
   GroupDescription d;
   d.group_id = group_id;
+  if (!owns(partition_for(group_id))) {
+    d.error = ErrorCode::not_coordinator;
+    return d;
+  }
   if (is_loading(partition_for(group_id))) {
     d.error = ErrorCode::coordinator_load_in_progress;
     return d;

@@ -107,6 +107,20 @@ class GroupMetadataManager {
   bool is_loading(int32_t partition) const { return loading_.count(partition) > 0; }
   void unload_all();
 
+  // Which __consumer_offsets partitions this coordinator serves (Kafka's
+  // coordinator shards): every one until coordinate_owned_only() (a single
+  // node), else those own() added, as this broker leads them. A group of
+  // another partition answers NOT_COORDINATOR, and is never in memory.
+  void coordinate_owned_only() { owned_.emplace(); }
+  void own(int32_t partition) {
+    if (owned_) owned_->insert(partition);
+  }
+  bool owns(int32_t partition) const { return !owned_ || owned_->count(partition) > 0; }
+  // Kafka's onResignation for one partition: its waiting JoinGroups and
+  // SyncGroups answer NOT_COORDINATOR, its groups with their offsets leave
+  // memory, and it is no longer owned (nor loading).
+  void unload_partition(int32_t partition);
+
   void join(JoinRequest req, JoinCallback done);
   void sync(SyncRequest req, SyncCallback done);
   ErrorCode heartbeat(const std::string& group_id, const std::string& member_id,
@@ -155,6 +169,8 @@ class GroupMetadataManager {
   // Writes the group's metadata record; `done` runs when it is stored.
   void store_group(Group& g, AppendDone done);
   void drop_group(const std::string& group_id);
+  // onGroupUnloaded for the groups `which` selects (by partition).
+  void unload(const std::function<bool(int32_t)>& which);
 
   const CoordinatorConfig& config_;
   OffsetsStore& store_;
@@ -162,6 +178,7 @@ class GroupMetadataManager {
   CoordinatorTimer& timer_;
   std::map<std::string, std::unique_ptr<Group>> groups_;
   std::set<int32_t> loading_;
+  std::optional<std::set<int32_t>> owned_;  // nullopt: every partition
   uint64_t join_counter_ = 0;
 };
 

@@ -116,34 +116,79 @@ GroupService::GroupService(Broker& broker) : broker_(broker) {
                                             [&broker] { return broker.stopping(); });
   coordinator_ =
       std::make_unique<GroupCoordinator>(coordinator_config(broker.config(), partitions), *this, wall_ms, *timer_);
+  // In a cluster the partitions this broker leads are owned and loaded as
+  // its image says (leadership_changed); nothing before.
+  if (broker.in_cluster()) {
+    coordinator_->coordinate_owned_only();
+    return;
+  }
   if (topic)
     for (int32_t p = 0; p < partitions; ++p) coordinator_->begin_loading(p);
 }
 
 std::error_code GroupService::ensure_offsets_topic() {
   if (broker_.topics().find(kOffsetsTopic)) return {};
+  if (broker_.in_cluster()) {
+    request_offsets_topic();
+    return std::make_error_code(std::errc::resource_unavailable_try_again);
+  }
   return create_offsets_topic(broker_, coordinator_->config().offsets_partitions);
 }
 
+void GroupService::request_offsets_topic() {
+  if (creating_offsets_topic_ || broker_.metadata_cache()->topic(kOffsetsTopic)) return;
+  const int32_t factor = broker_.config().get_int("offsets.topic.replication.factor");
+  const size_t live = broker_.metadata_cache()->live_brokers().size();
+  if (live < static_cast<size_t>(factor)) {
+    RLOG_DEBUG("%s not created: %zu live broker(s), offsets.topic.replication.factor is %d", kOffsetsTopic, live,
+               factor);
+    return;
+  }
+  creating_offsets_topic_ = true;
+  asio::co_spawn(broker_.io(), create_offsets_topic_in_cluster(static_cast<int16_t>(factor)), asio::detached);
+}
+
+awaitable<void> GroupService::create_offsets_topic_in_cluster(int16_t replication_factor) {
+  TopicOverrides overrides{{"cleanup.policy", "compact"},
+                           {"segment.bytes", std::to_string(broker_.config().get_int("offsets.topic.segment.bytes"))},
+                           {"compression.type", "producer"}};
+  const int32_t partitions = coordinator_->config().offsets_partitions;
+  CreatedTopic created;
+  try {
+    created = co_await broker_.topic_frontend().create(kOffsetsTopic, partitions, std::move(overrides),
+                                                       replication_factor);
+  } catch (const std::exception& e) {
+    created.error = {protocol::ErrorCode::unknown_server_error, e.what()};
+  }
+  creating_offsets_topic_ = false;
+  if (created.error.ok())
+    RLOG_INFO("created %s with %d partitions, replication factor %d", kOffsetsTopic, partitions, replication_factor);
+  else if (created.error.code != protocol::ErrorCode::topic_already_exists)
+    RLOG_WARN("creating %s: %s", kOffsetsTopic, created.error.message.c_str());
+}
+
 void GroupService::offsets_topic_deleted() {
+  for (auto& [p, generation] : load_generation_) ++generation;
   coordinator_->unload_all();
   RLOG_INFO("%s deleted: every group and its offsets unloaded", kOffsetsTopic);
 }
 
 void GroupService::start() {
-  if (broker_.topics().find(kOffsetsTopic)) asio::co_spawn(broker_.io(), load_partitions(), asio::detached);
+  if (!broker_.in_cluster() && broker_.topics().find(kOffsetsTopic)) asio::co_spawn(broker_.io(), load_partitions(), asio::detached);
   schedule_offsets_expiration();
 }
 
 awaitable<void> GroupService::load_partitions() {
   auto topic = broker_.topics().find(kOffsetsTopic);
   size_t records = 0;
-  for (auto& part : topic->partitions) records += co_await load_partition(part);
+  for (auto& part : topic->partitions) records += co_await load_partition(part, 0);
   RLOG_INFO("group coordinator loaded %zu records from %s", records, kOffsetsTopic);
 }
 
-awaitable<size_t> GroupService::load_partition(std::shared_ptr<replication::Partition> part) {
+awaitable<size_t> GroupService::load_partition(std::shared_ptr<replication::Partition> part, uint64_t generation) {
+  const int32_t p = part->index();
   LoadedPartition loaded = co_await broker_.run_blocking(read_partition(part->log_ptr()));
+  if (load_generation_[p] != generation || !coordinator_->is_loading(p)) co_return 0;
   if (!loaded.error.empty()) RLOG_ERROR("loading %s-%d: %s", kOffsetsTopic, part->index(), loaded.error.c_str());
   for (auto& r : loaded.records) {
     std::optional<ByteView> value;
@@ -155,10 +200,24 @@ awaitable<size_t> GroupService::load_partition(std::shared_ptr<replication::Part
 }
 
 void GroupService::leadership_changed(int32_t partition, bool leader) {
+  if (!leader) {
+    if (!coordinator_->owns(partition)) return;
+    ++load_generation_[partition];
+    coordinator_->unload_partition(partition);
+    RLOG_INFO("%s-%d: resigned as its group coordinator", kOffsetsTopic, partition);
+    return;
+  }
+  if (coordinator_->owns(partition)) return;
   auto part = broker_.replica_manager().get_partition(kOffsetsTopic, PartitionId(partition));
-  if (!leader || !part) return;
+  auto topic = broker_.topics().find(kOffsetsTopic);
+  if (!part || !topic) return;
+  // The mapping of groups to partitions is the topic's.
+  coordinator_->set_offsets_partitions(static_cast<int32_t>(topic->partitions.size()));
+  const uint64_t generation = ++load_generation_[partition];
+  coordinator_->own(partition);
   coordinator_->begin_loading(partition);
-  asio::co_spawn(broker_.io(), load_partition(std::move(part)), asio::detached);
+  RLOG_INFO("%s-%d: elected its group coordinator, loading", kOffsetsTopic, partition);
+  asio::co_spawn(broker_.io(), load_partition(std::move(part), generation), asio::detached);
 }
 
 void GroupService::schedule_offsets_expiration() {

@@ -5,8 +5,16 @@
 // before its groups are served, and the coordinator's timers (rebalances,
 // sessions, offset retention) on a purgatory: an idle broker wakes only when
 // one of them is due.
+//
+// A single node coordinates every partition. In a cluster, as Kafka's
+// coordinator is sharded, a broker coordinates the groups of the
+// __consumer_offsets partitions it leads: it owns and loads one when its
+// image makes it the leader, and unloads it when it no longer is (another
+// leader, reassigned, fenced); FindCoordinator sends clients to the
+// leader, and the other brokers answer NOT_COORDINATOR.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -27,8 +35,17 @@ class GroupService : public OffsetsStore {
  public:
   // When __consumer_offsets exists, every partition starts "loading".
   explicit GroupService(Broker& broker);
-  // Creates __consumer_offsets if it does not exist yet.
+  // Creates __consumer_offsets if it does not exist yet. A single node's
+  // creation is synchronous; in a cluster see request_offsets_topic.
   std::error_code ensure_offsets_topic();
+  // In a cluster, Kafka's auto-creation on FindCoordinator: unless the
+  // image has __consumer_offsets, starts its creation (one at a time)
+  // through the topic front end with offsets.topic.replication.factor,
+  // and the caller answers COORDINATOR_NOT_AVAILABLE meanwhile. With fewer
+  // live brokers than that factor nothing is created (Kafka's controller
+  // refuses it with INVALID_REPLICATION_FACTOR, and FindCoordinator keeps
+  // answering COORDINATOR_NOT_AVAILABLE).
+  void request_offsets_topic();
   // DeleteTopics removed __consumer_offsets. Kafka 4.x accepts that (only
   // its CLI refuses): the coordinator resigns every partition, so the
   // groups and their offsets are gone at once, and the topic is created
@@ -37,7 +54,11 @@ class GroupService : public OffsetsStore {
 
   // In a cluster: this broker began or stopped leading a __consumer_offsets
   // partition, so it begins or stops coordinating that partition's groups
-  // (Kafka's onElection / onResignation).
+  // (Kafka's onElection / onResignation). Election owns the partition and
+  // loads it (its groups answer COORDINATOR_LOAD_IN_PROGRESS meanwhile); a
+  // broker already coordinating it (a new leader epoch, an ISR change)
+  // keeps what it has. Resignation unloads the partition's groups and their
+  // offsets; their waiting JoinGroups and SyncGroups answer NOT_COORDINATOR.
   void leadership_changed(int32_t partition, bool leader);
 
   GroupCoordinator& coordinator() { return *coordinator_; }
@@ -52,7 +73,9 @@ class GroupService : public OffsetsStore {
  private:
   awaitable<void> load_partitions();
   // Replays one partition's records into the coordinator; the number read.
-  awaitable<size_t> load_partition(std::shared_ptr<replication::Partition> part);
+  // A load overtaken by a resignation (or another election) replays nothing.
+  awaitable<size_t> load_partition(std::shared_ptr<replication::Partition> part, uint64_t generation);
+  awaitable<void> create_offsets_topic_in_cluster(int16_t replication_factor);
   awaitable<std::error_code> write_batch(std::shared_ptr<replication::Partition> part, int32_t min_isr, Bytes batch);
   // Kafka's offsets.retention.check.interval.ms task, on the coordinator's timer.
   void schedule_offsets_expiration();
@@ -60,6 +83,11 @@ class GroupService : public OffsetsStore {
   Broker& broker_;
   std::unique_ptr<PurgatoryTimer> timer_;
   std::unique_ptr<GroupCoordinator> coordinator_;
+  // In a cluster: a creation of __consumer_offsets is in flight.
+  bool creating_offsets_topic_ = false;
+  // Per partition, bumped at each election and resignation: a load checks
+  // it is still the current one before it replays.
+  std::map<int32_t, uint64_t> load_generation_;
 };
 
 }  // namespace runnel::broker::group

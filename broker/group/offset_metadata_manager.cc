@@ -37,6 +37,10 @@ void OffsetMetadataManager::commit_offsets(OffsetCommitRequest req, CommitDone d
     for (auto& en : req.entries)
       if (en.error == ErrorCode::none) en.error = e;
   };
+  if (!groups_.owns(groups_.partition_for(req.group_id))) {
+    fail_all(ErrorCode::not_coordinator);
+    return done(std::move(req));
+  }
   if (groups_.is_loading(groups_.partition_for(req.group_id))) {
     fail_all(ErrorCode::coordinator_load_in_progress);
     return done(std::move(req));
@@ -95,6 +99,7 @@ void OffsetMetadataManager::commit_offsets(OffsetCommitRequest req, CommitDone d
 ErrorCode OffsetMetadataManager::fetch_offsets(const std::string& group_id,
                                                const std::optional<std::vector<TopicPartition>>& wanted,
                                                std::vector<FetchedOffset>& out) const {
+  if (!groups_.owns(groups_.partition_for(group_id))) return ErrorCode::not_coordinator;
   if (groups_.is_loading(groups_.partition_for(group_id))) return ErrorCode::coordinator_load_in_progress;
   const Group* g = groups_.find(group_id);
   if (!wanted) {
@@ -150,6 +155,7 @@ void OffsetMetadataManager::expire_offsets() {
 void OffsetMetadataManager::delete_offsets(const std::string& group_id, const std::vector<TopicPartition>& partitions,
                                            DeleteDone done) {
   std::vector<ErrorCode> errors(partitions.size(), ErrorCode::none);
+  if (!groups_.owns(groups_.partition_for(group_id))) return done(ErrorCode::not_coordinator, {});
   if (groups_.is_loading(groups_.partition_for(group_id))) return done(ErrorCode::coordinator_load_in_progress, {});
   Group* g = groups_.find_mutable(group_id);
   if (!g || g->state == GroupState::dead) return done(ErrorCode::group_id_not_found, {});

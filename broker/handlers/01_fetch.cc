@@ -116,6 +116,11 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
   params.replica = replication::replica_fetch_of(req, v, *b.metadata_cache());
   if (params.replica) params.isolation = replication::FetchIsolation::log_end;
   co_await b.replica_manager().fetch_messages(partitions, params);
+  // A follower that has caught up joins the ISR (Kafka's maybeExpandIsr,
+  // after its fetch moved its state).
+  if (params.replica && b.alter_partitions())
+    for (const auto& fp : partitions)
+      if (fp.partition) b.alter_partitions()->maybe_expand_isr(*fp.partition, params.replica->replica);
   co_return resp;
 }
 

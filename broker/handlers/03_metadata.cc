@@ -17,6 +17,7 @@
 // this broker's own state, from the replica manager.
 #include "broker/authorized_operations.h"
 #include "broker/broker.h"
+#include "broker/described_partition.h"
 #include "broker/handlers/handlers.h"
 #include "broker/logging.h"
 #include "protocol/error_codes.h"
@@ -28,13 +29,6 @@ namespace {
 using p::ErrorCode;
 using Topic_ = p::MetadataResponse::MetadataResponseTopic;
 
-std::vector<int32_t> node_ids(const std::vector<NodeId>& nodes) {
-  std::vector<int32_t> out;
-  out.reserve(nodes.size());
-  for (NodeId n : nodes) out.push_back(n.value());
-  return out;
-}
-
 Topic_ describe(const cluster::TopicImage& t, const cluster::MetadataImage& image,
                 const replication::ReplicaManager& replicas) {
   Topic_ out;
@@ -42,28 +36,18 @@ Topic_ describe(const cluster::TopicImage& t, const cluster::MetadataImage& imag
   out.topic_id = t.id;
   out.is_internal = t.internal;
   for (size_t i = 0; i < t.partitions.size(); ++i) {
-    const cluster::PartitionRegistration& reg = t.partitions[i];
     const PartitionId id(static_cast<int32_t>(i));
+    DescribedPartition d = describe_partition(t, id, image, replicas);
     p::MetadataResponse::MetadataResponseTopic::MetadataResponsePartition mp;
     mp.partition_index = id.value();
-    mp.leader_id = reg.leader.value();
-    mp.leader_epoch = reg.leader_epoch.value();
-    mp.replica_nodes = node_ids(reg.replicas);
-    mp.isr_nodes = node_ids(reg.isr);
-    // Kafka's KRaftMetadataCache: a replica whose broker is not registered
-    // or fenced is offline; a partition without a leader (its ISR gone, or
-    // mid-election) is LEADER_NOT_AVAILABLE, and clients ask again.
-    for (NodeId r : reg.replicas)
-      if (const cluster::BrokerRegistration* b = image.broker(r); !b || b->fenced) mp.offline_replicas.push_back(r.value());
-    if (!reg.has_leader()) mp.error_code = p::code(ErrorCode::leader_not_available);
-    if (auto part = replicas.get_partition(t.name, id); part && part->log().dir_offline()) {
-      // What Kafka's controller publishes once the only replica's log dir
-      // fails: no leader (clients wait and ask again), the last ISR member
-      // kept, the replica listed offline.
-      mp.error_code = p::code(ErrorCode::leader_not_available);
-      mp.leader_id = -1;
-      mp.offline_replicas = mp.replica_nodes;
-    }
+    mp.leader_id = d.leader_id;
+    mp.leader_epoch = d.leader_epoch;
+    mp.replica_nodes = std::move(d.replica_nodes);
+    mp.isr_nodes = std::move(d.isr_nodes);
+    mp.offline_replicas = std::move(d.offline_replicas);
+    // A partition without a leader (its log dir offline, its ISR gone, or
+    // mid-election) is LEADER_NOT_AVAILABLE in Metadata, and clients ask again.
+    if (d.leader_id == -1) mp.error_code = p::code(ErrorCode::leader_not_available);
     out.partitions.push_back(std::move(mp));
   }
   return out;

@@ -1,7 +1,11 @@
 // FindCoordinator (key 10): which broker coordinates a group (key type 0)
 // or a transactional id (1). With one broker the answer is this node, as
 // the metadata cache's image registers it, for the listener the request
-// arrived on. v0-3 carry one key; v4+ a batch of
+// arrived on. In a cluster, as Kafka's KafkaApis.getCoordinator: the leader
+// of the group's __consumer_offsets partition, if it is alive (registered,
+// not fenced) and has that listener, else COORDINATOR_NOT_AVAILABLE; a
+// cluster without the topic starts its creation and answers
+// COORDINATOR_NOT_AVAILABLE meanwhile. v0-3 carry one key; v4+ a batch of
 // keys, each with its own error. Runnel has no transaction coordinator yet,
 // so transactional ids get TRANSACTIONAL_ID_AUTHORIZATION_FAILED, Kafka's
 // answer for an id the client may not use: clients fail at once, where
@@ -33,7 +37,25 @@ struct Node {
   int32_t port = -1;
 };
 
-Answer find(Broker& b, int8_t key_type, const std::string& listener, Node& node) {
+Answer find_in_cluster(Broker& b, const std::string& group_id, const std::string& listener, Node& node) {
+  const cluster::MetadataImage& image = *b.metadata_cache();
+  auto topic = image.topic(group::kOffsetsTopic);
+  if (!topic) {
+    b.groups().request_offsets_topic();
+    return coordinator_not_available();
+  }
+  const int32_t p = group::offsets_partition_for(group_id, static_cast<int32_t>(topic->partitions.size()));
+  const cluster::PartitionRegistration* reg = topic->partition(PartitionId(p));
+  if (!reg || !reg->has_leader()) return coordinator_not_available();
+  const cluster::BrokerRegistration* leader = image.broker(reg->leader);
+  const cluster::BrokerEndpoint* e = leader && !leader->fenced ? endpoint_for(*leader, listener) : nullptr;
+  if (!e) return coordinator_not_available();
+  node = {leader->id.value(), e->host, e->port};
+  return {};
+}
+
+Answer find(Broker& b, int8_t key_type, const std::string& key, const std::string& listener, Node& node) {
+  if (key_type == 0 && b.in_cluster()) return find_in_cluster(b, key, listener, node);
   if (key_type == 0) {
     // Like Kafka, the offsets topic is created when a group first needs it.
     if (auto ec = b.groups().ensure_offsets_topic()) return coordinator_not_available();
@@ -55,7 +77,7 @@ awaitable<p::FindCoordinatorResponse> handle<p::FindCoordinatorApi>(RequestConte
   p::FindCoordinatorResponse resp;
   if (ctx.api_version() < 4) {
     Node node;
-    Answer a = find(b, req.key_type, ctx.listener_name, node);
+    Answer a = find(b, req.key_type, req.key, ctx.listener_name, node);
     resp.error_code = p::code(a.error);
     resp.error_message = a.message;
     resp.node_id = node.id;
@@ -65,7 +87,7 @@ awaitable<p::FindCoordinatorResponse> handle<p::FindCoordinatorApi>(RequestConte
   }
   for (const auto& key : req.coordinator_keys) {
     Node node;
-    Answer a = find(b, req.key_type, ctx.listener_name, node);
+    Answer a = find(b, req.key_type, key, ctx.listener_name, node);
     auto& c = resp.coordinators.emplace_back();
     c.key = key;
     c.node_id = node.id;
