@@ -233,6 +233,9 @@ class Runnel(BrokerProcess):
             args += ["--override", "%s=%s" % (k, v)]
         with open(self.log_path, "ab") as log:
             log.write(b"=== runnel start: %s\n" % " ".join(args).encode())
+            # On disk before the child writes: else its first lines can land
+            # before the marker, below `offset`, and the port is never seen.
+            log.flush()
             offset = log.tell()
             self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                          preexec_fn=self._child_setup if self._needs_child_setup() else None)
