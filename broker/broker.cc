@@ -128,7 +128,8 @@ void Broker::open_cluster_metadata() {
   // The cluster's id is the first broker's (its log dirs', cluster.id, or
   // new); every other broker adopts it, and one whose log dirs belong to
   // another cluster refuses to start, as Kafka's InconsistentClusterIdException.
-  const bool dirs_formatted = std::any_of(config_.log_dirs().begin(), config_.log_dirs().end(), [](const auto& d) {
+  const auto dirs = config_.log_dirs();  // a new vector at each call
+  const bool dirs_formatted = std::any_of(dirs.begin(), dirs.end(), [](const auto& d) {
     return static_cast<bool>(storage::read_meta_properties(d));
   });
   auto claimed = wait_at_startup(metadata_->compare_and_swap(cluster::keys::kClusterId, cluster::kAbsent, cluster_id_));
@@ -198,6 +199,14 @@ void Broker::join_cluster() {
   };
   if (!wait_at_startup(registered(this, limit)))
     throw std::runtime_error("cannot join the cluster: its metadata never showed this broker registered");
+  // Now that this broker has opened every replica the image assigns it,
+  // what is left on disk belongs to topics deleted (or replicas moved)
+  // while it was down.
+  auto assigned = [this](const storage::TopicPartition& tp) {
+    const cluster::PartitionRegistration* p = metadata_cache_->partition(tp.topic, PartitionId(tp.partition));
+    return p && p->is_replica(NodeId(node_id_));
+  };
+  for (const auto& d : logs_->delete_strays(assigned)) RLOG_WARN("%s: %s", d.path.c_str(), d.reason.c_str());
   RLOG_INFO("node %d joined cluster %s: %zu live broker(s), controller %d", node_id_, cluster_id_.c_str(),
             metadata_cache_->live_brokers().size(),
             metadata_cache_->controller() ? metadata_cache_->controller()->value() : -1);

@@ -191,20 +191,35 @@ Result<std::shared_ptr<Log>> LogManager::create(const TopicPartition& tp, const 
   return failed;
 }
 
-std::vector<SetAsideDir> LogManager::set_aside_strays() {
+std::vector<SetAsideDir> LogManager::set_aside_strays() { return set_aside_unclaimed(nullptr); }
+
+std::vector<SetAsideDir> LogManager::delete_strays(const std::function<bool(const TopicPartition&)>& assigned) {
+  const std::function<bool(const TopicPartition&)> deletable = [&assigned](const TopicPartition& tp) {
+    return !assigned(tp);
+  };
+  return set_aside_unclaimed(&deletable);
+}
+
+std::vector<SetAsideDir> LogManager::set_aside_unclaimed(const std::function<bool(const TopicPartition&)>* deletable) {
   std::lock_guard lock(mu_);
   std::vector<SetAsideDir> out;
   for (auto it = found_.begin(); it != found_.end();) {
+    const bool to_delete = deletable && (*deletable)(it->first);
     const fs::path& parent = options_.log_dirs[it->second.dir_index];
-    fs::path to = parent / set_aside_dir_name(it->first, "-stray");
+    fs::path to = parent / set_aside_dir_name(it->first, to_delete ? "-delete" : "-stray");
     if (auto ec = rename_path(it->second.path, to)) {
       out.push_back({it->second.path, "no topic claims it, and renaming it failed: " + ec.message()});
       ++it;
       continue;
     }
     (void)fsync_dir(parent);
-    out.push_back({to, "no topic claims " + it->first.dir_name() + "; renamed, never opened, left for the operator"});
-    set_aside_.push_back(out.back());
+    if (to_delete) {
+      out.push_back({to, "the cluster no longer assigns " + it->first.dir_name() + " here; deleted after file.delete.delay.ms"});
+      removed_.push_back({to, now() + options_.default_config.file_delete_delay_ms});
+    } else {
+      out.push_back({to, "no topic claims " + it->first.dir_name() + "; renamed, never opened, left for the operator"});
+      set_aside_.push_back(out.back());
+    }
     it = found_.erase(it);
   }
   return out;

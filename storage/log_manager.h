@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -94,6 +95,13 @@ class LogManager {
   // it is not found again, and returns them. Kafka deletes a stray log
   // later; Runnel leaves it for the operator (see README).
   std::vector<SetAsideDir> set_aside_strays();
+  // The same, for a cluster broker, whose metadata (etcd's) is the
+  // authority on what it hosts: each unclaimed directory is renamed
+  // "-delete" and deleted file.delete.delay.ms later, as a removed
+  // partition's is -- a topic deleted while this broker was down. One the
+  // metadata still assigns here (`assigned`: its log failed to open) is
+  // set aside as "-stray" instead, never deleted.
+  std::vector<SetAsideDir> delete_strays(const std::function<bool(const TopicPartition&)>& assigned);
   // What open() did not load: partition directories that are symbolic
   // links, and "-stray" directories left by an earlier start.
   std::vector<SetAsideDir> set_aside() const;
@@ -126,6 +134,7 @@ class LogManager {
   bool was_clean_shutdown(size_t dir_index) const { return clean_[dir_index]; }
 
  private:
+  std::vector<SetAsideDir> set_aside_unclaimed(const std::function<bool(const TopicPartition&)>* deletable);
   struct Entry {
     std::shared_ptr<Log> log;
     size_t dir_index = 0;
