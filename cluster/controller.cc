@@ -53,12 +53,17 @@ awaitable<void> Controller::run(std::shared_ptr<bool> alive) {
 awaitable<void> Controller::reconcile(const MetadataImage& image) {
   const IsLive live = live_in(image);
   std::vector<Change> changes;
-  for (const auto& [name, topic] : image.topics())
+  for (const auto& [name, topic] : image.topics()) {
+    // The topic's unclean.leader.election.enable, over the broker's.
+    bool unclean = options_.unclean_leader_election;
+    if (auto it = topic->configs.find("unclean.leader.election.enable"); it != topic->configs.end())
+      unclean = it->second == "true";
     for (size_t i = 0; i < topic->partitions.size(); ++i) {
       const PartitionRegistration& current = topic->partitions[i];
-      if (auto next = reelect(current, live, options_.unclean_leader_election))
+      if (auto next = reelect(current, live, unclean))
         changes.push_back({name, static_cast<int32_t>(i), &current, std::move(*next)});
     }
+  }
   co_await write(std::move(changes), "re-elected");
 }
 

@@ -25,7 +25,7 @@
 namespace runnel::cluster {
 
 struct ControllerOptions {
-  bool unclean_leader_election = false;  // unclean.leader.election.enable
+  bool unclean_leader_election = false;  // unclean.leader.election.enable; a topic's own setting wins
   // Preferred leaders come back (Kafka's auto.leader.rebalance.enable):
   // every leader.imbalance.check.interval.seconds, a broker for which more
   // than leader.imbalance.per.broker.percentage of the partitions it is the

@@ -22,6 +22,7 @@
 
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/leader_hint.h"
 #include "protocol/error_codes.h"
 #include "replication/follower_fetch.h"
 
@@ -56,6 +57,25 @@ std::vector<Wanted> distinct_partitions(const p::FetchRequest& req) {
 // Kafka's FetchResponse.toMessage: consecutive partitions of one topic share
 // a topic entry; the order of the request is kept.
 bool same_topic(const FetchTopic& a, const FetchTopic& b) { return a.topic_id == b.topic_id && a.topic == b.topic; }
+
+// KIP-951 (v16+): a partition answered NOT_LEADER_OR_FOLLOWER or
+// FENCED_LEADER_EPOCH says where its leader is now, and the response
+// carries those leaders' endpoints.
+void add_leader_hints(p::FetchResponse& resp, const cluster::MetadataImage& image, const std::string& listener) {
+  LeaderHints hints(image, listener);
+  for (auto& tr : resp.responses) {
+    std::string name = tr.topic;
+    if (name.empty())
+      if (auto t = image.topic(tr.topic_id)) name = t->name;
+    for (auto& pd : tr.partitions) {
+      const auto error = static_cast<ErrorCode>(pd.error_code);
+      if (error != ErrorCode::not_leader_or_follower && error != ErrorCode::fenced_leader_epoch) continue;
+      const LeaderHint h = hints.current_leader(name, pd.partition_index);
+      pd.current_leader = {h.leader_id, h.leader_epoch, {}};
+    }
+  }
+  for (const auto& [id, e] : hints.endpoints()) resp.node_endpoints.push_back({id, e.host, e.port, hints.rack(id), {}});
+}
 
 }  // namespace
 
@@ -121,6 +141,7 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
   if (params.replica && b.alter_partitions())
     for (const auto& fp : partitions)
       if (fp.partition) b.alter_partitions()->maybe_expand_isr(*fp.partition, params.replica->replica);
+  if (v >= 16) add_leader_hints(resp, *b.metadata_cache(), ctx.listener_name);
   co_return resp;
 }
 
