@@ -273,37 +273,61 @@ awaitable<CreatedTopic> TopicFrontend::create_in_cluster(std::string name, int32
   co_return CreatedTopic{{}, created};
 }
 
-awaitable<TopicError> TopicFrontend::remove_in_cluster(std::string name) {
-  co_return co_await commit_and_wait([name](const cluster::MetadataImage& image) -> TxnOrError {
+namespace {
+
+// The transactions' builders, made outside the coroutines: GCC 12
+// miscompiles a lambda with captures written inside a co_await expression.
+using BuildTxn = std::function<std::variant<cluster::Txn, TopicError>(const cluster::MetadataImage&)>;
+
+BuildTxn deleting_topic(std::string name) {
+  return [name = std::move(name)](const cluster::MetadataImage& image) -> std::variant<cluster::Txn, TopicError> {
     auto topic = image.topic(name);
     if (!topic) return unknown_topic();
     return cluster::delete_topic_txn(*topic);
-  });
+  };
 }
 
-awaitable<TopicError> TopicFrontend::add_partitions_in_cluster(std::string name, int32_t count,
-                                                               ReplicaAssignment assignment) {
-  co_return co_await commit_and_wait([name, count, assignment](const cluster::MetadataImage& image) -> TxnOrError {
+BuildTxn growing_topic(std::string name, int32_t count, ReplicaAssignment assignment) {
+  return [name = std::move(name), count, assignment = std::move(assignment)](
+             const cluster::MetadataImage& image) -> std::variant<cluster::Txn, TopicError> {
     auto topic = image.topic(name);
     if (!topic) return unknown_topic();
     const auto current = static_cast<int32_t>(topic->partitions.size());
-    if (auto e = check_new_count(current, name, count); !e.ok()) return e;
+    if (auto e = TopicFrontend::check_new_count(current, name, count); !e.ok()) return e;
     const auto factor = static_cast<int16_t>(topic->partitions.empty() ? 1 : topic->partitions.front().replicas.size());
     auto replicas = replicas_for(image, current, count - current, factor, assignment);
     if (auto* e = std::get_if<TopicError>(&replicas)) return *e;
     std::vector<cluster::PartitionRegistration> added;
     for (auto& r : std::get<0>(replicas)) added.push_back(cluster::new_partition(std::move(r)));
     return cluster::add_partitions_txn(*topic, added);
-  });
+  };
 }
 
-awaitable<TopicError> TopicFrontend::set_overrides_in_cluster(std::string name, TopicOverrides overrides) {
-  cluster::TopicConfigs configs(overrides.begin(), overrides.end());
-  co_return co_await commit_and_wait([name, configs](const cluster::MetadataImage& image) -> TxnOrError {
+BuildTxn configuring_topic(std::string name, cluster::TopicConfigs configs) {
+  return [name = std::move(name), configs = std::move(configs)](
+             const cluster::MetadataImage& image) -> std::variant<cluster::Txn, TopicError> {
     auto topic = image.topic(name);
     if (!topic) return unknown_topic();
     return cluster::set_topic_configs_txn(*topic, configs);
-  });
+  };
+}
+
+}  // namespace
+
+awaitable<TopicError> TopicFrontend::remove_in_cluster(std::string name) {
+  BuildTxn build = deleting_topic(std::move(name));
+  co_return co_await commit_and_wait(std::move(build));
+}
+
+awaitable<TopicError> TopicFrontend::add_partitions_in_cluster(std::string name, int32_t count,
+                                                               ReplicaAssignment assignment) {
+  BuildTxn build = growing_topic(std::move(name), count, std::move(assignment));
+  co_return co_await commit_and_wait(std::move(build));
+}
+
+awaitable<TopicError> TopicFrontend::set_overrides_in_cluster(std::string name, TopicOverrides overrides) {
+  BuildTxn build = configuring_topic(std::move(name), cluster::TopicConfigs(overrides.begin(), overrides.end()));
+  co_return co_await commit_and_wait(std::move(build));
 }
 
 awaitable<TopicError> TopicFrontend::commit_and_wait(std::function<TxnOrError(const cluster::MetadataImage&)> build) {
