@@ -69,6 +69,12 @@ def wait_until(predicate, timeout, what, poll=0.1):
         time.sleep(poll)
 
 
+def process_state(pid):
+    """The state letter of /proc/<pid>/stat (R, S, T, ...)."""
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
 def seed_assignment(live_ids, partitions, replication_factor):
     """The seed rule: sort the live ids; partition i's replicas are
     sorted[(i + j) mod n] for j = 0..rf-1, the first the preferred leader."""
@@ -264,9 +270,13 @@ class Cluster:
         return b.restart(graceful)
 
     def sigstop(self, node_id):
+        """SIGSTOP, and returns once the kernel shows the process stopped
+        (state T), so that nothing it does afterwards races the caller."""
         b = self.brokers[node_id]
         os.kill(b.proc.pid, signal.SIGSTOP)
         b.stopped = True
+        wait_until(lambda: process_state(b.proc.pid) == "T", 10.0, "node %d to stop (SIGSTOP)" % node_id,
+                   poll=0.005)
 
     def sigcont(self, node_id):
         b = self.brokers[node_id]
