@@ -178,7 +178,18 @@ void Broker::join_cluster() {
   o.controller.imbalance_check_interval =
       std::chrono::seconds(config_.get_long("leader.imbalance.check.interval.seconds"));
   o.controller.imbalance_percentage = config_.get_int("leader.imbalance.per.broker.percentage");
-  ClusterMemberHooks hooks{[this] { hosted_->fence(); }, [this] { hosted_->unfence(); }};
+  // Dynamic broker configs set through any broker reach every broker (the
+  // cluster-wide default) or the one they name, as Kafka's do.
+  auto config_changed = [this](const std::string& key, const std::optional<std::string>& value) {
+    const bool cluster_default = key == cluster::keys::cluster_default_config();
+    if (!cluster_default && key != cluster::keys::broker_config(NodeId(node_id_))) return;
+    const ConfigLayer layer = cluster_default ? ConfigLayer::dynamic_default : ConfigLayer::dynamic_broker;
+    if (!value) config_.set_dynamic_configs(layer, {});
+    else if (cluster_default) load_dynamic_configs(config_, std::nullopt, value);
+    else load_dynamic_configs(config_, value, std::nullopt);
+    topics_->apply_broker_defaults();
+  };
+  ClusterMemberHooks hooks{[this] { hosted_->fence(); }, [this] { hosted_->unfence(); }, config_changed};
   member_ = std::make_unique<ClusterMember>(*metadata_, metadata_cache_, cluster_id_, NodeId(node_id_), o, std::move(hooks));
   // A restarted broker waits out its previous session (at most one session
   // timeout) before it can register again.

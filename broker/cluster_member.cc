@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "broker/logging.h"
+#include "cluster/etcd/key_layout.h"
 
 namespace runnel::broker {
 
@@ -117,6 +118,11 @@ void ClusterMember::on_watch(std::error_code ec, const std::vector<cluster::Watc
     asio::co_spawn(store_.get_executor(), reload_after_watch_ended(alive_), asio::detached);
     return;
   }
+  if (hooks_.config_changed)
+    for (const auto& e : events)
+      if (e.kv.key.rfind(cluster::keys::kBrokerConfigsPrefix, 0) == 0)
+        hooks_.config_changed(e.kv.key, e.kind == cluster::WatchEvent::Kind::put ? std::optional(e.kv.value)
+                                                                                 : std::nullopt);
   cache_.publish(loader_.apply(events));
 }
 

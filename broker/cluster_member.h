@@ -22,6 +22,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "broker/asio.h"
@@ -42,6 +43,9 @@ struct ClusterMemberOptions {
 struct ClusterMemberHooks {
   std::function<void()> fenced;
   std::function<void()> registered;
+  // A dynamic broker-config key (configs/broker/...) changed, by this
+  // broker or another: its new value, nullopt when deleted.
+  std::function<void(const std::string& key, const std::optional<std::string>& value)> config_changed;
 };
 
 class ClusterMember {
