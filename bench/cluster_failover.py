@@ -27,10 +27,13 @@ Two scenarios, --rounds times each per system and settings row:
               min.insync.replicas=2, its leader a broker that is not the
               controller (a manual assignment), the full ISR agreed. An
               idempotent acks=all producer (librdkafka 2.0.2, the same
-              client for both) sends one record every 5 ms; after 2 s of
+              client for both, linger.ms=0) sends one 100-byte record
+              every 5 ms; after 2 s of
               acknowledgements the leader is SIGKILLed. Measured: from the
               kill to the first acknowledgement of a record produced after
-              the kill (so the acknowledgement came from a new leader).
+              the kill (so the acknowledgement came from a new leader),
+              and, polled every 20 ms in another thread, until the
+              survivors' Metadata name a live leader.
               The killed broker is started again and the round ends once
               it is back in the partition's ISR.
   controller: the controller is SIGKILLed (Runnel: Metadata's controller
@@ -200,13 +203,14 @@ class RunnelCluster:
     name = "runnel"
     label = "Runnel"
 
-    def __init__(self, binary, session_ms, heartbeat_ms):
+    def __init__(self, binary, session_ms, heartbeat_ms, extra=None):
         self.etcd = Etcd()
         common = {
             "broker.session.timeout.ms": str(session_ms),
             "broker.heartbeat.interval.ms": str(heartbeat_ms),
             "auto.leader.rebalance.enable": "false",
         }
+        common.update(extra or {})
         self.nodes = {i: runnel_harness.Runnel(binary, dict(common, **{"node.id": str(i)})) for i in IDS}
 
     def start(self):
@@ -413,43 +417,68 @@ def leader_round(cluster, rnd):
         else:
             acks.append((now, sent))
 
+    next_send = [time.monotonic()]
+
     def send():
-        sent = time.monotonic()
-        p.produce(topic, value=b"x" * 100, partition=0, on_delivery=lambda e, m: delivered(e, m, sent))
+        """One 100-byte record every SEND_EVERY seconds; serves delivery callbacks meanwhile."""
+        now = time.monotonic()
+        if now >= next_send[0]:
+            next_send[0] = max(next_send[0] + SEND_EVERY, now - SEND_EVERY)
+            p.produce(topic, value=b"x" * 100, partition=0, on_delivery=lambda e, m: delivered(e, m, now))
+        p.poll(max(0.0, next_send[0] - time.monotonic()))
 
     start = time.monotonic()
     while time.monotonic() - start < 30 and not (acks and acks[-1][0] - acks[0][0] >= WARMUP):
         send()
-        p.poll(SEND_EVERY)
     if not acks:
         raise RuntimeError("no acknowledgement before the kill")
     acked_before = len(acks)
+    survivors = [i for i in IDS if i != leader]
+    moved = {}
+    done = threading.Event()
+
+    def watch_metadata():
+        # When the survivors' Metadata first names a live leader: the brokers' side of the failover.
+        while not done.is_set() and time.monotonic() - killed < MEASURE_LIMIT:
+            try:
+                q = partition0(cluster, topic, survivors)
+                if q is not None and q.leader in survivors:
+                    moved["seconds"] = time.monotonic() - killed
+                    return
+            except Exception:
+                pass
+            time.sleep(0.02)
+
     cluster.kill9(leader)
     killed = time.monotonic()
+    watcher = threading.Thread(target=watch_metadata)
+    watcher.start()
     first = None
     while time.monotonic() - killed < MEASURE_LIMIT:
         send()
-        p.poll(SEND_EVERY)
         after = [a for a, s in acks if s > killed]
         if after:
             first = after[0] - killed
             break
+    done.set()
+    watcher.join(30)
     p.flush(60)
     new_leader = None
     try:
         new_leader = partition0(cluster, topic).leader
     except Exception:
         pass
-    log("  %s round %d: leader %d (controller %d) killed; first new acknowledgement %s s; new leader %s; "
-        "%d producer errors" % (cluster.label, rnd, leader, ctrl, "%.3f" % first if first is not None else "none",
-                                new_leader, len(errors)))
+    log("  %s round %d: leader %d (controller %d) killed; first new acknowledgement %s s; new leader %s in "
+        "Metadata after %s s; %d producer errors" % (
+            cluster.label, rnd, leader, ctrl, "%.3f" % first if first is not None else "none", new_leader,
+            "%.3f" % moved["seconds"] if "seconds" in moved else "none", len(errors)))
     cluster.restart(leader)
     t0 = time.monotonic()
     wait_until(lambda: (lambda q: q is not None and sorted(q.isrs) == IDS)(partition0(cluster, topic)), 120,
                "node %d back in %s's ISR" % (leader, topic))
     rejoin = time.monotonic() - t0
     return {"scenario": "leader", "round": rnd, "killed": leader, "controller": ctrl, "new_leader": new_leader,
-            "seconds": first, "acked_before_kill": acked_before, "acked_total": len(acks),
+            "seconds": first, "metadata_seconds": moved.get("seconds"), "acked_before_kill": acked_before, "acked_total": len(acks),
             "isr_rejoin_s": round(rejoin, 3),
             "errors": [(kind, round(t - killed, 3), e) for kind, t, e in errors]}
 
@@ -556,6 +585,7 @@ def stats(values):
 def summarize(runs):
     rows = []
     metrics = [("leader", "seconds", "leader kill -9 -> first acks=all ack"),
+               ("leader", "metadata_seconds", "leader kill -9 -> survivors' Metadata name a live leader"),
                ("controller", "raw_seconds", "controller kill -9 -> CreateTopics to a survivor OK"),
                ("controller", "admin_seconds", "controller kill -9 -> AdminClient.create_topics OK"),
                ("controller", "named_seconds", "controller kill -9 -> survivors' Metadata name a live controller")]
@@ -598,6 +628,8 @@ def main():
     ap.add_argument("--skip-kafka", action="store_true")
     ap.add_argument("--skip-runnel", action="store_true")
     ap.add_argument("--kafka-cache", default=None)
+    ap.add_argument("--runnel-set", nargs="+", default=[], metavar="KEY=VALUE",
+                    help="extra Runnel settings, for diagnosis (recorded in the JSON)")
     args = ap.parse_args()
 
     date = datetime.date.today().isoformat()
@@ -606,6 +638,10 @@ def main():
                             stderr=subprocess.DEVNULL).stdout.decode().strip()
     doc = {"date": date, "runnel_commit": commit, "kafka_version": kafka_harness.KAFKA_VERSION,
            "rounds": args.rounds, "settings": args.settings, "load_before": loadavg(), "runs": []}
+    runnel_set = dict(kv.split("=", 1) for kv in args.runnel_set)
+    if runnel_set:
+        doc["runnel_set"] = runnel_set
+        out_path = out_path.replace(".json", "-runnel-set.json")
     scenarios = [("leader", leader_round), ("controller", controller_round)]
     if args.only:
         scenarios = [s for s in scenarios if s[0] == args.only]
@@ -616,7 +652,7 @@ def main():
         session_ms, heartbeat_ms = (int(x) for x in setting.split("/"))
         for system in systems:
             log("%s, session %d ms, heartbeat %d ms: starting three nodes" % (system, session_ms, heartbeat_ms))
-            cluster = (RunnelCluster(args.runnel, session_ms, heartbeat_ms) if system == "runnel"
+            cluster = (RunnelCluster(args.runnel, session_ms, heartbeat_ms, runnel_set) if system == "runnel"
                        else KafkaCluster(args.kafka_cache, session_ms, heartbeat_ms))
             try:
                 t0 = time.monotonic()
