@@ -101,7 +101,8 @@ TopicError TopicFrontend::validate_new_topic(const std::string& name, int32_t& p
     return {ErrorCode::invalid_partitions, "Number of partitions was set to an invalid non-positive value."};
   if (replication_factor == -1) replication_factor = static_cast<int16_t>(config.typed().default_replication_factor);
   // The placement's own checks, over the live brokers (on one node, this one).
-  if (auto placed = cluster::place_replicas(broker_.metadata_cache()->live_brokers(), 0, 0, replication_factor);
+  if (auto placed = cluster::place_replicas(cluster::live_racked_brokers(*broker_.metadata_cache()), 0, 0,
+                                            replication_factor);
       placed.error)
     return {ErrorCode::invalid_replication_factor, placed.error->message};
   for (const auto& [k, v] : overrides)
@@ -234,7 +235,7 @@ std::variant<std::vector<std::vector<NodeId>>, TopicError> replicas_for(const cl
                                                                       int32_t first, int32_t count, int16_t factor,
                                                                       ReplicaAssignment assignment) {
   if (!assignment.empty()) return assignment;
-  auto placed = cluster::place_replicas(image.live_brokers(), first, count, factor);
+  auto placed = cluster::place_replicas(cluster::live_racked_brokers(image), first, count, factor);
   if (placed.error) return TopicError{ErrorCode::invalid_replication_factor, placed.error->message};
   return std::move(placed.replicas);
 }
