@@ -72,10 +72,7 @@ awaitable<void> AlterPartitionManager::write(std::string topic, PartitionId id, 
   const cluster::PartitionRegistration* current = image->partition(topic, id);
   auto done = [this, key = std::make_pair(topic, id.value())] { in_flight_.erase(key); };
   if (!current) co_return done();
-  auto live = [&image](NodeId n) {
-    const cluster::BrokerRegistration* b = image->broker(n);
-    return b && !b->fenced;
-  };
+  auto live = [&image](NodeId n) { return image->is_live(n); };
   auto next = cluster::alter_isr(*current, broker_.replica_manager().local_node(), epoch, isr, live);
   if (auto* refused = std::get_if<cluster::IsrChangeError>(&next)) {
     RLOG_WARN("%s-%d: ISR %s to %s refused: %s", topic.c_str(), id.value(), why.c_str(), ids(isr).c_str(),

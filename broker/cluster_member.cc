@@ -62,12 +62,11 @@ namespace {
 
 // Partitions this broker leads that another live ISR member could lead.
 size_t movable_leaderships(const cluster::MetadataImage& image, NodeId self) {
-  const auto live = image.live_brokers();
-  auto is_live = [&live](NodeId n) { return std::find(live.begin(), live.end(), n) != live.end(); };
   size_t n = 0;
   for (const auto& [name, topic] : image.topics())
     for (const auto& p : topic->partitions)
-      if (p.leader == self && std::any_of(p.isr.begin(), p.isr.end(), [&](NodeId r) { return r != self && is_live(r); }))
+      if (p.leader == self &&
+          std::any_of(p.isr.begin(), p.isr.end(), [&](NodeId r) { return r != self && image.is_live(r); }))
         ++n;
   return n;
 }

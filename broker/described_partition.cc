@@ -24,7 +24,7 @@ DescribedPartition describe_partition(const cluster::TopicImage& t, PartitionId 
   out.replica_nodes = node_ids(reg.replicas);
   out.isr_nodes = node_ids(reg.isr);
   for (NodeId r : reg.replicas)
-    if (const cluster::BrokerRegistration* b = image.broker(r); !b || b->fenced) out.offline_replicas.push_back(r.value());
+    if (!image.is_live(r)) out.offline_replicas.push_back(r.value());
   if (auto part = replicas.get_partition(t.name, id); part && part->log().dir_offline()) {
     // No leader (clients wait and ask again), the last ISR member kept,
     // the replica listed offline.

@@ -15,10 +15,7 @@ namespace runnel::cluster {
 namespace {
 
 IsLive live_in(const MetadataImage& image) {
-  return [&image](NodeId n) {
-    const BrokerRegistration* b = image.broker(n);
-    return b && !b->fenced;
-  };
+  return [&image](NodeId n) { return image.is_live(n); };
 }
 
 }  // namespace

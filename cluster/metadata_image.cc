@@ -16,6 +16,11 @@ const BrokerRegistration* MetadataImage::broker(NodeId id) const {
   return it == brokers_.end() ? nullptr : &it->second;
 }
 
+bool MetadataImage::is_live(NodeId id) const {
+  const BrokerRegistration* b = broker(id);
+  return b && !b->fenced;
+}
+
 std::vector<NodeId> MetadataImage::live_brokers() const {
   std::vector<NodeId> out;
   for (const auto& [id, b] : brokers_)

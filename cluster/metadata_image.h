@@ -104,6 +104,7 @@ class MetadataImage {
   const BrokerRegistration* broker(NodeId id) const;
   // Registered and not fenced: the brokers that may lead and replicate.
   std::vector<NodeId> live_brokers() const;
+  bool is_live(NodeId id) const;
 
   const std::map<std::string, TopicPtr>& topics() const { return by_name_; }
   TopicPtr topic(const std::string& name) const;

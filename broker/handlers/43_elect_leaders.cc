@@ -50,10 +50,7 @@ std::variant<cluster::PartitionRegistration, ErrorCode> decide(const cluster::Me
                                                                int8_t type) {
   const cluster::PartitionRegistration* current = image.partition(topic, PartitionId(partition));
   if (!current) return ErrorCode::unknown_topic_or_partition;
-  auto live = [&image](NodeId n) {
-    const cluster::BrokerRegistration* b = image.broker(n);
-    return b && !b->fenced;
-  };
+  auto live = [&image](NodeId n) { return image.is_live(n); };
   if (type == kPreferred) {
     if (!current->replicas.empty() && current->leader == current->replicas.front()) return ErrorCode::election_not_needed;
     auto next = cluster::elect_preferred(*current, live);
