@@ -162,7 +162,7 @@ void Broker::start_replication() {
       std::make_unique<AlterPartitionManager>(*this, std::chrono::milliseconds(config_.get_long("replica.lag.time.max.ms")));
   Followers followers{
       [this](std::shared_ptr<replication::Partition> p, NodeId leader, LeaderEpoch epoch) {
-        if (p) fetchers_->add_partition(std::move(p), leader, epoch);
+        fetchers_->add_partition(std::move(p), leader, epoch);
       },
       [this](const std::string& topic, PartitionId id) { fetchers_->remove_partition(topic, id); }};
   hosted_ = std::make_unique<HostedPartitions>(*this, std::move(followers));
@@ -198,17 +198,10 @@ void Broker::join_cluster() {
     throw std::runtime_error("cannot join the cluster: " + ec.message());
   // Serve once the image has this broker (the watch brings its own
   // registration back), so no client is told of a cluster without it.
-  auto registered = [](Broker* b, std::chrono::milliseconds limit) -> awaitable<bool> {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    asio::steady_timer timer(b->io());
-    while (!b->metadata_cache()->broker(NodeId(b->node_id())) || !b->hosted_->caught_up()) {
-      if (std::chrono::steady_clock::now() >= deadline) co_return false;
-      timer.expires_after(std::chrono::milliseconds(10));
-      co_await timer.async_wait(as_tuple_awaitable);
-    }
-    co_return true;
+  std::function<bool()> registered = [this] {
+    return metadata_cache_->broker(NodeId(node_id_)) && hosted_->caught_up();
   };
-  if (!wait_at_startup(registered(this, limit)))
+  if (!wait_at_startup(poll_until(std::move(registered), std::chrono::milliseconds(10), limit)))
     throw std::runtime_error("cannot join the cluster: its metadata never showed this broker registered");
   // Now that this broker has opened every replica the image assigns it,
   // what is left on disk belongs to topics deleted (or replicas moved)
@@ -224,16 +217,12 @@ void Broker::join_cluster() {
 }
 
 awaitable<bool> Broker::wait_for_image(int64_t revision, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  asio::steady_timer timer(io_);
-  while (metadata_cache_->revision() < revision || (hosted_ && !hosted_->caught_up())) {
-    if (std::chrono::steady_clock::now() >= deadline) co_return false;
-    // Polled: an image and the reconciliation after it each end the wait,
-    // and a topic change takes milliseconds of etcd and disk work anyway.
-    timer.expires_after(std::chrono::milliseconds(10));
-    co_await timer.async_wait(as_tuple_awaitable);
-  }
-  co_return true;
+  // Polled: an image and the reconciliation after it each end the wait,
+  // and a topic change takes milliseconds of etcd and disk work anyway.
+  std::function<bool()> reflected = [this, revision] {
+    return metadata_cache_->revision() >= revision && (!hosted_ || hosted_->caught_up());
+  };
+  co_return co_await poll_until(std::move(reflected), std::chrono::milliseconds(10), limit);
 }
 
 template <typename T>
@@ -357,14 +346,12 @@ awaitable<void> Broker::shut_down(bool hand_over, std::function<void()> done) {
 }
 
 awaitable<void> Broker::drain_connections() {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.get_int("request.timeout.ms"));
-  asio::steady_timer timer(io_);
-  for (;;) {
+  std::function<bool()> drained = [this] {
     std::erase_if(connections_, [](const std::weak_ptr<Connection>& w) { return w.expired(); });
-    if (connections_.empty() || std::chrono::steady_clock::now() >= deadline) break;
-    timer.expires_after(std::chrono::milliseconds(10));
-    co_await timer.async_wait(as_tuple_awaitable);
-  }
+    return connections_.empty();
+  };
+  (void)co_await poll_until(std::move(drained), std::chrono::milliseconds(10),
+                            std::chrono::milliseconds(config_.get_int("request.timeout.ms")));
   for (auto& w : connections_)
     if (auto c = w.lock()) c->close();
 }

@@ -79,16 +79,11 @@ awaitable<void> ClusterMember::hand_over_leadership(std::chrono::milliseconds li
     RLOG_WARN("controlled shutdown: cannot fence this broker's registration (%s)", ec.message().c_str());
     co_return;
   }
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  asio::steady_timer timer(store_.get_executor());
-  size_t left = movable_leaderships(*cache_.image(), self_);
-  RLOG_INFO("controlled shutdown: handing over %zu leadership(s)", left);
-  while (left > 0 && std::chrono::steady_clock::now() < deadline) {
-    timer.expires_after(std::chrono::milliseconds(20));
-    co_await timer.async_wait(as_tuple_awaitable);
-    left = movable_leaderships(*cache_.image(), self_);
-  }
-  if (left > 0) RLOG_WARN("controlled shutdown: %zu leadership(s) not handed over in time", left);
+  RLOG_INFO("controlled shutdown: handing over %zu leadership(s)", movable_leaderships(*cache_.image(), self_));
+  std::function<bool()> handed_over = [this] { return movable_leaderships(*cache_.image(), self_) == 0; };
+  if (!co_await poll_until(std::move(handed_over), std::chrono::milliseconds(20), limit))
+    RLOG_WARN("controlled shutdown: %zu leadership(s) not handed over in time",
+              movable_leaderships(*cache_.image(), self_));
 }
 
 awaitable<void> ClusterMember::leave() {
