@@ -194,17 +194,14 @@ Result<std::shared_ptr<Log>> LogManager::create(const TopicPartition& tp, const 
 std::vector<SetAsideDir> LogManager::set_aside_strays() { return set_aside_unclaimed(nullptr); }
 
 std::vector<SetAsideDir> LogManager::delete_strays(const std::function<bool(const TopicPartition&)>& assigned) {
-  const std::function<bool(const TopicPartition&)> deletable = [&assigned](const TopicPartition& tp) {
-    return !assigned(tp);
-  };
-  return set_aside_unclaimed(&deletable);
+  return set_aside_unclaimed(&assigned);
 }
 
-std::vector<SetAsideDir> LogManager::set_aside_unclaimed(const std::function<bool(const TopicPartition&)>* deletable) {
+std::vector<SetAsideDir> LogManager::set_aside_unclaimed(const std::function<bool(const TopicPartition&)>* assigned) {
   std::lock_guard lock(mu_);
   std::vector<SetAsideDir> out;
   for (auto it = found_.begin(); it != found_.end();) {
-    const bool to_delete = deletable && (*deletable)(it->first);
+    const bool to_delete = assigned && !(*assigned)(it->first);
     const fs::path& parent = options_.log_dirs[it->second.dir_index];
     fs::path to = parent / set_aside_dir_name(it->first, to_delete ? "-delete" : "-stray");
     if (auto ec = rename_path(it->second.path, to)) {

@@ -134,7 +134,8 @@ class LogManager {
   bool was_clean_shutdown(size_t dir_index) const { return clean_[dir_index]; }
 
  private:
-  std::vector<SetAsideDir> set_aside_unclaimed(const std::function<bool(const TopicPartition&)>* deletable);
+  // Null `assigned`: every unclaimed directory is set aside ("-stray").
+  std::vector<SetAsideDir> set_aside_unclaimed(const std::function<bool(const TopicPartition&)>* assigned);
   struct Entry {
     std::shared_ptr<Log> log;
     size_t dir_index = 0;
