@@ -36,13 +36,6 @@ std::function<Opened()> opening(storage::LogManager& logs, std::vector<std::pair
   };
 }
 
-std::function<int()> removing(storage::LogManager& logs, std::string topic, std::vector<int32_t> indexes) {
-  return [&logs, topic = std::move(topic), indexes = std::move(indexes)] {
-    remove_partition_logs(logs, topic, indexes);
-    return 0;
-  };
-}
-
 bool same_state(const Partition& p, const PartitionState& s) {
   return p.leader_id() == s.leader && p.leader_epoch() == s.leader_epoch && p.replicas() == s.replicas &&
          p.isr() == s.isr;
@@ -82,7 +75,8 @@ awaitable<void> HostedPartitions::run(std::shared_ptr<bool> alive) {
   running_ = false;
 }
 
-void HostedPartitions::apply(Partition& partition, const cluster::PartitionRegistration& registration) {
+void HostedPartitions::apply(const std::shared_ptr<Partition>& hosted, const cluster::PartitionRegistration& registration) {
+  Partition& partition = *hosted;
   const NodeId self = broker_.replica_manager().local_node();
   PartitionState state{registration.leader, registration.leader_epoch, registration.replicas, registration.isr};
   if (fenced_ && state.leader == self) state.leader = kNoNode;
@@ -96,8 +90,7 @@ void HostedPartitions::apply(Partition& partition, const cluster::PartitionRegis
   } else if (state.leader == kNoNode) {
     if (followers_.unfollow) followers_.unfollow(partition.topic(), partition.id());
   } else if (followers_.follow) {
-    followers_.follow(broker_.replica_manager().get_partition(partition.topic(), partition.id()), state.leader,
-                      state.leader_epoch);
+    followers_.follow(hosted, state.leader, state.leader_epoch);
   }
   if (partition.topic() == group::kOffsetsTopic) broker_.groups().leadership_changed(partition.index(), partition.is_leader());
   // Waiting fetches and produces look again: a deposed leader answers them.
@@ -127,7 +120,7 @@ awaitable<void> HostedPartitions::reconcile(const cluster::MetadataImage& image)
       const auto index = static_cast<int32_t>(i);
       std::shared_ptr<Partition> hosted = topic->partitions[i];
       if (reg.is_replica(self)) {
-        if (hosted) apply(*hosted, reg);
+        if (hosted) apply(hosted, reg);
         else {
           to_open.push_back({topic, index});
           PartitionSpec spec = table.partition_spec(*topic);
@@ -143,7 +136,8 @@ awaitable<void> HostedPartitions::reconcile(const cluster::MetadataImage& image)
         dropped.push_back(index);
       }
     }
-    if (!dropped.empty()) (void)co_await broker_.run_blocking(removing(broker_.logs(), name, std::move(dropped)));
+    if (!dropped.empty())
+      (void)co_await broker_.run_blocking(removing_partition_logs(broker_.logs(), name, std::move(dropped)));
   }
   if (specs.empty()) co_return;
 
@@ -158,7 +152,7 @@ awaitable<void> HostedPartitions::reconcile(const cluster::MetadataImage& image)
     const cluster::PartitionRegistration* reg = latest.partition(part->topic(), part->id());
     if (!topic || !reg || topic->id != latest.topic(part->topic())->id) continue;
     table.host(*topic, part);
-    apply(*part, *reg);
+    apply(part, *reg);
   }
 }
 
@@ -174,7 +168,7 @@ awaitable<void> HostedPartitions::remove_topic(std::string name) {
   }
   table.unpublish(*topic);
   if (name == group::kOffsetsTopic) broker_.groups().offsets_topic_deleted();
-  (void)co_await broker_.run_blocking(removing(broker_.logs(), name, std::move(indexes)));
+  (void)co_await broker_.run_blocking(removing_partition_logs(broker_.logs(), name, std::move(indexes)));
   for (auto& p : topic->partitions)
     if (p) p->wake_fetches();
   RLOG_INFO("deleted topic %s: its replicas here are removed", name.c_str());

@@ -60,7 +60,7 @@ class HostedPartitions {
   awaitable<void> reconcile(const cluster::MetadataImage& image);
   awaitable<void> remove_topic(std::string name);
   // Leads or follows as the registration says (or follows no one, fenced).
-  void apply(replication::Partition& partition, const cluster::PartitionRegistration& registration);
+  void apply(const std::shared_ptr<replication::Partition>& partition, const cluster::PartitionRegistration& registration);
 
   Broker& broker_;
   Followers followers_;

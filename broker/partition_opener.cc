@@ -48,4 +48,11 @@ void remove_partition_logs(storage::LogManager& logs, const std::string& topic, 
   }
 }
 
+std::function<bool()> removing_partition_logs(storage::LogManager& logs, std::string topic, std::vector<int32_t> indexes) {
+  return [logs = &logs, topic = std::move(topic), indexes = std::move(indexes)] {
+    remove_partition_logs(*logs, topic, indexes);
+    return true;
+  };
+}
+
 }  // namespace runnel::broker

@@ -4,6 +4,7 @@
 // blocking pool, so nothing here touches the broker's event-loop state.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -50,5 +51,8 @@ OpenedPartitions create_partitions(storage::LogManager& logs, const PartitionSpe
 // Closes and removes the logs of partitions that were never published or
 // are no longer (Kafka's "-delete" rename, deleted after file.delete.delay.ms).
 void remove_partition_logs(storage::LogManager& logs, const std::string& topic, const std::vector<int32_t>& indexes);
+// The same, as work for the broker's blocking pool (Broker::run_blocking
+// wants a result; the removal reports its own failures).
+std::function<bool()> removing_partition_logs(storage::LogManager& logs, std::string topic, std::vector<int32_t> indexes);
 
 }  // namespace runnel::broker

@@ -53,13 +53,6 @@ std::function<OpenedPartitions()> creating(storage::LogManager& logs, PartitionS
   return [logs = &logs, spec = std::move(spec), from, to] { return create_partitions(*logs, spec, from, to); };
 }
 
-std::function<bool()> removing(storage::LogManager& logs, std::string topic, std::vector<int32_t> indexes) {
-  return [logs = &logs, topic = std::move(topic), indexes = std::move(indexes)] {
-    remove_partition_logs(*logs, topic, indexes);
-    return true;
-  };
-}
-
 TopicError already_exists(const std::string& name) {
   return {ErrorCode::topic_already_exists, "Topic '" + name + "' already exists."};
 }
@@ -217,7 +210,7 @@ awaitable<std::error_code> TopicFrontend::unpersist(std::string name) {
 }
 
 awaitable<void> TopicFrontend::remove_logs(const std::string& topic, std::vector<int32_t> indexes) {
-  (void)co_await broker_.run_blocking(removing(broker_.logs(), topic, std::move(indexes)));
+  (void)co_await broker_.run_blocking(removing_partition_logs(broker_.logs(), topic, std::move(indexes)));
 }
 
 namespace {
