@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cluster/metadata_image.h"
 
@@ -21,19 +22,23 @@ struct LeaderHint {
 
 class LeaderHints {
  public:
-  LeaderHints(const cluster::MetadataImage& image, std::string listener) : image_(image), listener_(std::move(listener)) {}
+  LeaderHints(const cluster::MetadataImage& image, const std::string& listener) : image_(image), listener_(listener) {}
 
   // The partition's leader as the image has it (-1s when it has none); its
   // endpoint, when the image knows it, is remembered for endpoints().
   LeaderHint current_leader(const std::string& topic, int32_t partition);
-  // The endpoints of every leader handed out, by node id.
-  const std::map<int32_t, cluster::BrokerEndpoint>& endpoints() const { return endpoints_; }
-  // The rack of a node handed out (Kafka's NodeEndpoint carries it).
-  std::optional<std::string> rack(int32_t node) const;
+  // The endpoints of every leader handed out, by node id, with its rack:
+  // Produce's and Fetch's NodeEndpoints.
+  template <typename NodeEndpoint>
+  void add_endpoints(std::vector<NodeEndpoint>& out) const {
+    for (const auto& [id, e] : endpoints_) out.push_back({id, e.host, e.port, rack(id), {}});
+  }
 
  private:
+  std::optional<std::string> rack(int32_t node) const;
+
   const cluster::MetadataImage& image_;
-  std::string listener_;
+  const std::string& listener_;
   std::map<int32_t, cluster::BrokerEndpoint> endpoints_;
 };
 

@@ -153,8 +153,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
       }
     }
   }
-  for (const auto& [id, e] : hints.endpoints())
-    resp.node_endpoints.push_back({id, e.host, e.port, hints.rack(id), {}});
+  hints.add_endpoints(resp.node_endpoints);
 
   if (req.acks == 0) {
     // The client reads no response; Kafka closes the connection on an error

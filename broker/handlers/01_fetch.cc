@@ -74,7 +74,7 @@ void add_leader_hints(p::FetchResponse& resp, const cluster::MetadataImage& imag
       pd.current_leader = {h.leader_id, h.leader_epoch, {}};
     }
   }
-  for (const auto& [id, e] : hints.endpoints()) resp.node_endpoints.push_back({id, e.host, e.port, hints.rack(id), {}});
+  hints.add_endpoints(resp.node_endpoints);
 }
 
 }  // namespace
