@@ -73,16 +73,15 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.request
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "compat-tests"))
 import kafka_harness  # noqa: E402
+from cluster_harness import Etcd, wait_until  # noqa: E402
 import kafka_wire as kw  # noqa: E402
 import runnel_harness  # noqa: E402
 from confluent_kafka import Producer  # noqa: E402
@@ -102,22 +101,6 @@ def log(msg):
 def loadavg():
     with open("/proc/loadavg") as f:
         return float(f.read().split()[0])
-
-
-def wait_until(predicate, timeout, what, poll=0.1):
-    deadline = time.monotonic() + timeout
-    last = None
-    while True:
-        try:
-            value = predicate()
-            if value:
-                return value
-            last = value
-        except Exception as e:
-            last = "%s: %s" % (type(e).__name__, e)
-        if time.monotonic() >= deadline:
-            raise RuntimeError("timed out after %.0f s waiting for %s; last: %s" % (timeout, what, last))
-        time.sleep(poll)
 
 
 def admin(bootstrap):
@@ -147,55 +130,6 @@ def describe(bootstrap, topic=None):
 
 
 # -- Runnel -------------------------------------------------------------------
-
-
-class Etcd:
-    binary = os.environ.get("RUNNEL_ETCD", "/usr/bin/etcd")
-
-    def __init__(self):
-        self.tmp = tempfile.mkdtemp(prefix="bench-etcd-")
-        self.proc = None
-
-    def start(self):
-        for _ in range(3):
-            self.port, peer_port = kafka_harness.free_port(), kafka_harness.free_port()
-            client, peer = self.endpoint, "http://127.0.0.1:%d" % peer_port
-            args = [self.binary, "--data-dir", os.path.join(self.tmp, "data"), "--listen-client-urls", client,
-                    "--advertise-client-urls", client, "--listen-peer-urls", peer,
-                    "--initial-advertise-peer-urls", peer, "--initial-cluster", "default=" + peer]
-            with open(os.path.join(self.tmp, "etcd.log"), "ab") as out:
-                self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
-            try:
-                wait_until(self._healthy, 20, "etcd's /health")
-                return
-            except RuntimeError:
-                self.stop()
-        raise RuntimeError("etcd did not start")
-
-    @property
-    def endpoint(self):
-        return "http://127.0.0.1:%d" % self.port
-
-    def _healthy(self):
-        if self.proc.poll() is not None:
-            raise RuntimeError("etcd exited")
-        with urllib.request.urlopen(self.endpoint + "/health", timeout=1) as r:
-            return b'"health":"true"' in r.read()
-
-    def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-        self.proc = None
-
-    def close(self):
-        self.stop()
-        import shutil
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 class RunnelCluster:
