@@ -8,6 +8,7 @@
 #include "cluster/etcd/key_layout.h"
 #include "cluster/metadata_codec.h"
 #include "cluster/partition_change.h"
+#include "cluster/topic_writes.h"
 
 namespace runnel::broker {
 
@@ -69,7 +70,8 @@ void AlterPartitionManager::submit(replication::Partition& partition, std::vecto
 awaitable<void> AlterPartitionManager::write(std::string topic, PartitionId id, LeaderEpoch epoch,
                                              std::vector<NodeId> isr, std::string why) {
   const cluster::ImagePtr image = broker_.metadata_cache().image();
-  const cluster::PartitionRegistration* current = image->partition(topic, id);
+  const cluster::TopicPtr in_image = image->topic(topic);
+  const cluster::PartitionRegistration* current = in_image ? in_image->partition(id) : nullptr;
   auto done = [this, key = std::make_pair(topic, id.value())] { in_flight_.erase(key); };
   if (!current) co_return done();
   auto live = [&image](NodeId n) { return image->is_live(n); };
@@ -81,9 +83,7 @@ awaitable<void> AlterPartitionManager::write(std::string topic, PartitionId id, 
   }
   const auto& registration = std::get<cluster::PartitionRegistration>(next);
   if (registration.isr == current->isr) co_return done();
-  auto written = co_await broker_.metadata().compare_and_swap(cluster::keys::partition(topic, id.value()),
-                                                              current->mod_revision,
-                                                              cluster::encode_partition(registration));
+  auto written = co_await broker_.metadata().commit(cluster::partition_change_txn(*in_image, id, registration));
   if (!written) {
     RLOG_WARN("%s-%d: ISR %s not written: %s", topic.c_str(), id.value(), why.c_str(), written.error().message().c_str());
   } else if (!written->succeeded) {

@@ -64,7 +64,7 @@ std::error_code TopicTable::load(const std::vector<cluster::KeyValue>& topics) {
 
 std::string TopicTable::record(const Topic& t) {
   return cluster::encode_topic(
-      cluster::TopicRecord{t.name, t.id, static_cast<int32_t>(t.partitions.size()), t.overrides});
+      cluster::TopicRecord{t.name, t.id, static_cast<int32_t>(t.partitions.size()), t.overrides, {}});
 }
 
 PartitionSpec TopicTable::partition_spec(const Topic& topic) const {

@@ -9,6 +9,7 @@
 #include "cluster/etcd/key_layout.h"
 #include "cluster/metadata_codec.h"
 #include "cluster/partition_change.h"
+#include "cluster/topic_writes.h"
 
 namespace runnel::cluster {
 
@@ -58,7 +59,7 @@ awaitable<void> Controller::reconcile(const MetadataImage& image) {
     for (size_t i = 0; i < topic->partitions.size(); ++i) {
       const PartitionRegistration& current = topic->partitions[i];
       if (auto next = reelect(current, live, unclean))
-        changes.push_back({name, static_cast<int32_t>(i), &current, std::move(*next)});
+        changes.push_back({topic.get(), static_cast<int32_t>(i), &current, std::move(*next)});
     }
   }
   co_await write(std::move(changes), "re-elected");
@@ -82,7 +83,7 @@ awaitable<void> Controller::rebalance_checks(std::shared_ptr<bool> alive) {
         auto& [count, moves] = by_preferred[current.replicas.front()];
         ++count;
         if (auto next = elect_preferred(current, live))
-          moves.push_back({name, static_cast<int32_t>(i), &current, std::move(*next)});
+          moves.push_back({topic.get(), static_cast<int32_t>(i), &current, std::move(*next)});
       }
     std::vector<Change> changes;
     for (auto& [broker, entry] : by_preferred) {
@@ -101,11 +102,9 @@ awaitable<void> Controller::write(std::vector<Change> changes, const char* why) 
   std::vector<std::string> moves;  // logged once written
   for (size_t c = 0; c < changes.size(); ++c) {
     const Change& ch = changes[c];
-    const std::string key = keys::partition(ch.topic, ch.partition);
-    txn.compares.push_back({key, ch.current->mod_revision});
-    txn.ops.push_back(Op::put(key, encode_partition(ch.next)));
+    add_partition_change(txn, ch.topic->name, ch.topic->create_revision, ch.partition, *ch.current, ch.next);
     if (ch.next.leader != ch.current->leader)
-      moves.push_back("controller: " + ch.topic + "-" + std::to_string(ch.partition) + " " + why + ": leader " +
+      moves.push_back("controller: " + ch.topic->name + "-" + std::to_string(ch.partition) + " " + why + ": leader " +
                       std::to_string(ch.current->leader.value()) + " -> " + std::to_string(ch.next.leader.value()) +
                       " at epoch " + std::to_string(ch.next.leader_epoch.value()));
     if (++in_txn < options_.max_ops_per_txn && c + 1 < changes.size()) continue;

@@ -34,7 +34,10 @@ struct ControllerOptions {
   bool auto_leader_rebalance = true;
   std::chrono::milliseconds imbalance_check_interval{300'000};
   int32_t imbalance_percentage = 10;
-  size_t max_ops_per_txn = 64;           // etcd refuses more than --max-txn-ops (128 by default)
+  // Partition changes per transaction: each is an op and up to two
+  // compares (its key's, its topic's), plus the election fence, and etcd
+  // refuses more than --max-txn-ops (128 by default) compares or ops.
+  size_t max_ops_per_txn = 63;
 };
 
 class Controller {
@@ -53,7 +56,7 @@ class Controller {
   awaitable<void> reconcile(const MetadataImage& image);
   awaitable<void> rebalance_checks(std::shared_ptr<bool> alive);
   struct Change {
-    std::string topic;
+    const TopicImage* topic;
     int32_t partition;
     const PartitionRegistration* current;
     PartitionRegistration next;

@@ -193,7 +193,16 @@ awaitable<Result<RangeResult>> LocalMetadataStore::range(std::string prefix) {
 std::vector<WatchEvent> LocalMetadataStore::apply(const std::vector<Op>& ops, Revision revision,
                                                   std::set<File*>& touched) {
   std::vector<WatchEvent> events;
+  std::vector<Op> expanded;  // an erase_prefix as one erase per key it covers
   for (const auto& op : ops) {
+    if (op.kind != Op::Kind::erase_prefix) {
+      expanded.push_back(op);
+      continue;
+    }
+    for (auto it = kvs_.lower_bound(op.key); it != kvs_.end() && starts_with(it->first, op.key); ++it)
+      expanded.push_back(Op::erase(it->first));
+  }
+  for (const auto& op : expanded) {
     auto it = kvs_.find(op.key);
     bool was_durable = it != kvs_.end() && it->second.lease == kNoLease;
     if (it != kvs_.end() && it->second.lease != kNoLease)
@@ -222,7 +231,10 @@ awaitable<Result<TxnResult>> LocalMetadataStore::commit(Txn txn) {
   bool holds = true;
   for (const auto& c : txn.compares) {
     auto it = kvs_.find(c.key);
-    if ((it == kvs_.end() ? kAbsent : it->second.mod_revision) != c.mod_revision) holds = false;
+    Revision revision = kAbsent;
+    if (it != kvs_.end())
+      revision = c.target == Compare::Target::mod ? it->second.mod_revision : it->second.create_revision;
+    if (revision != c.mod_revision) holds = false;
   }
   if (!holds) {
     for (const auto& c : txn.compares)

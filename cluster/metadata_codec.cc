@@ -38,14 +38,24 @@ std::vector<NodeId> read_nodes(const json::value& v) {
 std::string encode_topic(const TopicRecord& t) {
   json::object configs;
   for (const auto& [k, v] : t.configs) configs[k] = v;
-  return json::serialize(json::object{{"name", t.name},
-                                      {"id", storage::uuid_to_base64(t.id)},
-                                      {"partitions", static_cast<int64_t>(t.partitions)},
-                                      {"configs", configs}});
+  json::object o{{"name", t.name},
+                 {"id", storage::uuid_to_base64(t.id)},
+                 {"partitions", static_cast<int64_t>(t.partitions)},
+                 {"configs", configs}};
+  if (!t.assignment.empty()) {
+    json::array assignment;
+    for (const auto& replicas : t.assignment) assignment.push_back(node_list(replicas));
+    o["assignment"] = std::move(assignment);
+  }
+  return json::serialize(o);
 }
 
 std::string encode_topic(const TopicImage& t) {
-  return encode_topic(TopicRecord{t.name, t.id, static_cast<int32_t>(t.partitions.size()), t.configs});
+  TopicRecord r{t.name, t.id, static_cast<int32_t>(t.partitions.size()), t.configs, {}};
+  // A partition with a key of its own ignores its entry; one without is
+  // still in the state its replicas were created in.
+  for (const auto& p : t.partitions) r.assignment.push_back(p.replicas);
+  return encode_topic(r);
 }
 
 Decoded<TopicRecord> decode_topic(const std::string& text) {
@@ -59,6 +69,15 @@ Decoded<TopicRecord> decode_topic(const std::string& text) {
     if (count < 0 || count > INT32_MAX) return std::string("topic " + r.name + " has a bad partition count");
     r.partitions = static_cast<int32_t>(count);
     for (const auto& [k, v] : o.at("configs").as_object()) r.configs[std::string(k)] = json::value_to<std::string>(v);
+    if (auto* a = o.if_contains("assignment")) {
+      for (const auto& replicas : a->as_array()) {
+        r.assignment.push_back(read_nodes(replicas));
+        if (r.assignment.back().empty()) return std::string("topic " + r.name + " has a partition without replicas");
+      }
+      if (r.assignment.size() != static_cast<size_t>(r.partitions))
+        return std::string("topic " + r.name + " assigns " + std::to_string(r.assignment.size()) + " of its " +
+                           std::to_string(r.partitions) + " partitions");
+    }
     return r;
   });
 }

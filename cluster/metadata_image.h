@@ -78,7 +78,8 @@ struct TopicImage {
   bool internal = false;
   TopicConfigs configs;  // the topic's overrides only; defaults live in the broker config
   std::vector<PartitionRegistration> partitions;
-  int64_t mod_revision = 0;  // the topic key's revision in the store
+  int64_t mod_revision = 0;     // the topic key's revision in the store
+  int64_t create_revision = 0;  // ... and its create revision: this incarnation of the name
   bool operator==(const TopicImage&) const = default;
 
   const PartitionRegistration* partition(PartitionId p) const {

@@ -2,6 +2,7 @@
 
 #include "cluster/etcd/key_layout.h"
 #include "cluster/metadata_codec.h"
+#include "cluster/partition_change.h"
 
 namespace runnel::cluster {
 
@@ -80,8 +81,13 @@ std::optional<TopicImage> MetadataLoader::topic_from_keys(const std::string& nam
   t.internal = is_internal_topic(name);
   t.configs = std::move(r.configs);
   t.mod_revision = it->second.mod_revision;
+  t.create_revision = it->second.create_revision;
   for (int32_t i = 0; i < r.partitions; ++i) {
     auto p = kvs_.find(keys::partition(name, i));
+    if (p == kvs_.end() && !r.assignment.empty()) {
+      t.partitions.push_back(new_partition(r.assignment[static_cast<size_t>(i)]));
+      continue;
+    }
     if (p == kvs_.end()) {
       PartitionRegistration local;
       local.replicas = {self_};

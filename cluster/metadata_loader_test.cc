@@ -27,13 +27,9 @@ KeyValue kv(std::string key, std::string value, Revision rev) {
   return k;
 }
 
-TopicImage topic(const std::string& name, uint8_t id, int partitions) {
-  TopicImage t;
-  t.name = name;
-  t.id = uuid(id);
-  t.partitions.resize(static_cast<size_t>(partitions));
-  t.configs = {{"retention.ms", "1000"}};
-  return t;
+// A topic's key as a single node writes it: no assignment.
+TopicRecord topic(const std::string& name, uint8_t id, int partitions) {
+  return TopicRecord{name, uuid(id), partitions, {{"retention.ms", "1000"}}, {}};
 }
 
 PartitionRegistration replicated(std::vector<int32_t> replicas, int32_t leader, int32_t epoch) {
@@ -44,6 +40,16 @@ PartitionRegistration replicated(std::vector<int32_t> replicas, int32_t leader, 
   p.leader_epoch = LeaderEpoch(epoch);
   p.partition_epoch = epoch;
   return p;
+}
+
+// A cluster's topic key: each partition's replicas, its state at creation.
+TopicRecord assigned(const std::string& name, uint8_t id, std::vector<std::vector<int32_t>> replicas) {
+  TopicRecord t = topic(name, id, static_cast<int>(replicas.size()));
+  for (const auto& r : replicas) {
+    t.assignment.emplace_back();
+    for (auto n : r) t.assignment.back().push_back(NodeId(n));
+  }
+  return t;
 }
 
 WatchEvent put(KeyValue k) { return {WatchEvent::Kind::put, std::move(k)}; }
@@ -67,6 +73,10 @@ TEST_CASE("the codec round-trips every value of the image") {
   CHECK(t.id == uuid(1));
   CHECK(t.partitions == 3);
   CHECK(t.configs.at("retention.ms") == "1000");
+  CHECK(t.assignment.empty());
+  TopicRecord assigned = topic("t", 1, 2);
+  assigned.assignment = {{NodeId(1), NodeId(2)}, {NodeId(2), NodeId(3)}};
+  CHECK(std::get<TopicRecord>(decode_topic(encode_topic(assigned))).assignment == assigned.assignment);
 }
 
 TEST_CASE("malformed values are errors, not exceptions") {
@@ -76,6 +86,11 @@ TEST_CASE("malformed values are errors, not exceptions") {
   CHECK(std::holds_alternative<std::string>(decode_partition(R"({"replicas":[2],"isr":[2],"leader":1,"leader_epoch":0,"partition_epoch":0})")));
   CHECK(std::holds_alternative<std::string>(decode_broker(R"({"id":1,"epoch":1,"endpoints":[{"listener":"P","security_protocol":"P","host":"h","port":70000}]})")));
   CHECK(std::holds_alternative<std::string>(decode_controller("[]")));
+  // An assignment must name replicas for every partition, and only those.
+  CHECK(std::holds_alternative<std::string>(
+      decode_topic(R"({"name":"t","id":"AQAAAAAAAAAAAAAAAAAAAQ","partitions":2,"configs":{},"assignment":[[1]]})")));
+  CHECK(std::holds_alternative<std::string>(
+      decode_topic(R"({"name":"t","id":"AQAAAAAAAAAAAAAAAAAAAQ","partitions":1,"configs":{},"assignment":[[]]})")));
 }
 
 TEST_CASE("a single node's topics, with no partition keys, are led by this broker at epoch 0") {
@@ -103,7 +118,7 @@ TEST_CASE("a cluster's image: brokers, controller, and partitions from their own
   BrokerRegistration b2{NodeId(2), 5, {{"PLAINTEXT", "PLAINTEXT", "127.0.0.1", 9093}}, std::nullopt, false};
   all.kvs = {kv(keys::broker(NodeId(2)), encode_broker(b2), 5),
              kv(keys::kController, encode_controller(NodeId(2)), 6),
-             kv(keys::topic("t"), encode_topic(topic("t", 1, 2)), 7),
+             kv(keys::topic("t"), encode_topic(assigned("t", 1, {{1, 2}, {2, 1}, {3, 1}})), 7),
              kv(keys::partition("t", 0), encode_partition(replicated({1, 2}, 1, 3)), 8),
              kv(keys::partition("t", 1), encode_partition(replicated({2, 1}, 2, 4)), 9)};
   ImagePtr image = f.loader.load(all);
@@ -114,6 +129,9 @@ TEST_CASE("a cluster's image: brokers, controller, and partitions from their own
   CHECK(image->partition("t", PartitionId(0))->mod_revision == 8);
   CHECK(image->partition("t", PartitionId(1))->leader == NodeId(2));
   CHECK(image->partition("t", PartitionId(0))->leader_epoch == LeaderEpoch(3));
+  // Partition 2 has no key yet: still as created, led by its first replica.
+  CHECK(*image->partition("t", PartitionId(2)) == replicated({3, 1}, 3, 0));
+  CHECK(image->partition("t", PartitionId(2))->mod_revision == kAbsent);
 
   SECTION("a watch batch changes only what it touches, and the delta says so") {
     BrokerRegistration b3{NodeId(3), 11, {}, std::nullopt, false};
@@ -133,7 +151,7 @@ TEST_CASE("a cluster's image: brokers, controller, and partitions from their own
                                     erase(keys::partition("t", 1), 11), erase(keys::kController, 12)});
     CHECK(next->topic("t") == nullptr);
     CHECK_FALSE(next->controller());
-    CHECK(MetadataDelta(image, next).local_changes(NodeId(1)).deletes.size() == 2);
+    CHECK(MetadataDelta(image, next).local_changes(NodeId(1)).deletes.size() == 3);
   }
   SECTION("a bad value is reported and left out; the rest still loads") {
     ImagePtr next = f.loader.apply({put(kv(keys::topic("bad"), "not json", 11)),

@@ -70,16 +70,23 @@ struct RangeResult {
   Revision revision = 0;
 };
 
-// A condition of a transaction: `key`'s mod_revision equals
-// `mod_revision` (kAbsent: the key does not exist).
+// A condition of a transaction: `key`'s mod_revision (or, with
+// Target::create, its create_revision) equals `mod_revision` (kAbsent: the
+// key does not exist). A create revision names one incarnation of a key:
+// it survives updates and changes when the key is deleted and written again.
 struct Compare {
+  enum class Target { mod, create };
   std::string key;
   Revision mod_revision = kAbsent;
+  Target target = Target::mod;
+  static Compare created_at(std::string key, Revision create_revision) {
+    return {std::move(key), create_revision, Target::create};
+  }
 };
 
 // One write of a transaction.
 struct Op {
-  enum class Kind { put, erase };
+  enum class Kind { put, erase, erase_prefix };
   Kind kind = Kind::put;
   std::string key;
   std::string value;
@@ -88,6 +95,10 @@ struct Op {
     return {Kind::put, std::move(key), std::move(value), lease};
   }
   static Op erase(std::string key) { return {Kind::erase, std::move(key), {}, kNoLease}; }
+  // Every key starting with `prefix`, as one op (etcd's DeleteRange with a
+  // range end): a topic's partition keys, however many, within etcd's
+  // --max-txn-ops.
+  static Op erase_prefix(std::string prefix) { return {Kind::erase_prefix, std::move(prefix), {}, kNoLease}; }
 };
 
 // etcd's Txn: if every compare holds, every op is applied atomically at

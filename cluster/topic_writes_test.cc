@@ -43,7 +43,40 @@ TEST_CASE("a topic is created with its partitions at once, and only once") {
   REQUIRE(t->partitions.size() == 3);
   CHECK(t->partitions[1].replicas == ids({2, 3, 1}));
   CHECK(t->partitions[1].leader == NodeId(2));
-  CHECK(t->partitions[1].mod_revision > 0);
+  // One key: the partitions are in the state the topic's assignment gives
+  // them until each gets a key of its own.
+  CHECK(t->partitions[1].mod_revision == kAbsent);
+  CHECK(t->partitions[1] == new_partition(ids({2, 3, 1})));
+  CHECK(run(f.io, f.store->range("partitions/"))->kvs.empty());
+}
+
+TEST_CASE("a partition's change is its own key; a stale writer loses to it, and to a topic created again") {
+  Fixture f;
+  REQUIRE(run(f.io, f.store->commit(create_topic_txn(placed("t", 1, 2, 3))))->succeeded);
+  TopicImage first = *f.image()->topic("t");
+  PartitionRegistration shrunk = first.partitions[0];
+  shrunk.isr = ids({1, 2});
+  ++shrunk.partition_epoch;
+  REQUIRE(run(f.io, f.store->commit(partition_change_txn(first, PartitionId(0), shrunk)))->succeeded);
+  TopicImage changed = *f.image()->topic("t");
+  CHECK(changed.partitions[0].isr == ids({1, 2}));
+  CHECK(changed.partitions[0].mod_revision > 0);
+  CHECK(changed.partitions[1] == first.partitions[1]);
+  // Built on the state before: the key's revision moved on.
+  CHECK_FALSE(run(f.io, f.store->commit(partition_change_txn(first, PartitionId(0), shrunk)))->succeeded);
+
+  // Deleted and created again: partition 1 is keyless in both incarnations,
+  // but a change built on the first one's image does not apply to the second.
+  REQUIRE(run(f.io, f.store->commit(delete_topic_txn(changed)))->succeeded);
+  CHECK(run(f.io, f.store->range("partitions/"))->kvs.empty());
+  REQUIRE(run(f.io, f.store->commit(create_topic_txn(placed("t", 2, 2, 3))))->succeeded);
+  PartitionRegistration stale = first.partitions[1];
+  stale.isr = ids({3});
+  ++stale.partition_epoch;
+  CHECK_FALSE(run(f.io, f.store->commit(partition_change_txn(first, PartitionId(1), stale)))->succeeded);
+  TopicImage second = *f.image()->topic("t");
+  CHECK(second.partitions[1] == new_partition(second.partitions[1].replicas));
+  CHECK(run(f.io, f.store->commit(partition_change_txn(second, PartitionId(1), stale)))->succeeded);
 }
 
 TEST_CASE("growth and deletion are conditioned on the topic's revision") {

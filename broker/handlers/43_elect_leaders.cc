@@ -18,6 +18,7 @@
 #include "cluster/etcd/key_layout.h"
 #include "cluster/metadata_codec.h"
 #include "cluster/partition_change.h"
+#include "cluster/topic_writes.h"
 
 namespace runnel::broker {
 
@@ -84,14 +85,14 @@ awaitable<p::ElectLeadersResponse> handle<p::ElectLeadersApi>(RequestContext& ct
       ErrorCode error = ErrorCode::none;
       // A lost compare-and-swap means the partition changed meanwhile: decide again over the new image.
       for (int attempt = 0; attempt < 3; ++attempt) {
-        auto decided = decide(*b.metadata_cache(), topic, partition, type);
+        const cluster::ImagePtr image = b.metadata_cache().image();
+        auto decided = decide(*image, topic, partition, type);
         if (auto* e = std::get_if<ErrorCode>(&decided)) {
           error = *e;
           break;
         }
         const auto& next = std::get<cluster::PartitionRegistration>(decided);
-        auto written = co_await b.metadata().compare_and_swap(cluster::keys::partition(topic, partition),
-                                                              next.mod_revision, cluster::encode_partition(next));
+        auto written = co_await b.metadata().commit(cluster::partition_change_txn(*image->topic(topic), PartitionId(partition), next));
         if (!written) {
           error = ErrorCode::request_timed_out;
           break;

@@ -106,9 +106,10 @@ awaitable<Result<TxnResult>> EtcdMetadataStore::commit(Txn txn) {
   json::array compare, success, failure;
   for (const auto& c : txn.compares) {
     compare.push_back(json::object{{"key", base64_encode(root_ + c.key)},
-                                   {"target", "MOD"},
+                                   {"target", c.target == Compare::Target::mod ? "MOD" : "CREATE"},
                                    {"result", "EQUAL"},
-                                   {"mod_revision", c.mod_revision}});
+                                   {c.target == Compare::Target::mod ? "mod_revision" : "create_revision",
+                                    c.mod_revision}});
     failure.push_back(json::object{{"request_range", json::object{{"key", base64_encode(root_ + c.key)}}}});
   }
   for (const auto& op : txn.ops) {
@@ -116,8 +117,12 @@ awaitable<Result<TxnResult>> EtcdMetadataStore::commit(Txn txn) {
       json::object put{{"key", base64_encode(root_ + op.key)}, {"value", base64_encode(op.value)}};
       if (op.lease != kNoLease) put["lease"] = op.lease.value();
       success.push_back(json::object{{"request_put", std::move(put)}});
-    } else {
+    } else if (op.kind == Op::Kind::erase) {
       success.push_back(json::object{{"request_delete_range", json::object{{"key", base64_encode(root_ + op.key)}}}});
+    } else {
+      success.push_back(json::object{{"request_delete_range",
+                                      json::object{{"key", base64_encode(root_ + op.key)},
+                                                   {"range_end", base64_encode(prefix_end(root_ + op.key))}}}});
     }
   }
   json::object request{{"compare", std::move(compare)}, {"success", std::move(success)}, {"failure", std::move(failure)}};

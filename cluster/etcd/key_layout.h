@@ -19,15 +19,20 @@ inline std::string root(const std::string& cluster_id) { return "/runnel/" + clu
 // other broker adopts it. In etcd only (a single node's is its meta.properties').
 inline constexpr const char* kClusterId = "cluster_id";
 
-// One topic: {"name","id" (base64 topic id),"partitions" (count),"configs" (overrides)}.
+// One topic: {"name","id" (base64 topic id),"partitions" (count),"configs" (overrides),
+// "assignment" (in a cluster: each partition's replicas, metadata_codec.h)}.
+// Its create revision names this incarnation of the topic: every partition
+// change is conditioned on it (topic_writes.h).
 // Local: one element of runnel-topics.json's "topics".
 inline constexpr const char* kTopicsPrefix = "topics/";
 inline std::string topic(const std::string& name) { return kTopicsPrefix + name; }
 
 // One partition's replicas, ISR, leader and epochs (metadata_codec.h):
 // {"replicas":[ids],"isr":[ids],"leader":id,"leader_epoch":n,"partition_epoch":n}.
-// The controller writes it at creation and at each election; the leader
-// writes its ISR by compare-and-swap on this key (Kafka's AlterPartition).
+// Written at the partition's first change and every one after: the
+// controller's elections, the leader's ISR changes (Kafka's AlterPartition),
+// each by compare-and-swap on this key (absent: the partition is still as
+// its topic's assignment created it, the first replica leading at epoch 0).
 // Absent for a single node's topics: there every partition has one
 // replica, this node, which leads at epoch 0.
 inline constexpr const char* kPartitionsPrefix = "partitions/";
