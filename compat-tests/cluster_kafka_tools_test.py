@@ -31,6 +31,7 @@ import time
 import kafka_wire as kw
 from cluster_harness import Cluster, run_tests, runnel_binary, seed_assignment, wait_until
 from kafka_harness import kafka_classpath
+from topic_checks import partition_rows
 
 IDS = [1, 2, 3]
 BOUND = 30.0  # seconds: CI machines are loaded
@@ -41,7 +42,6 @@ CLUSTER_TOOL = "org.apache.kafka.tools.ClusterTool"
 # --create: name -> (partitions, replication factor)
 CREATED = {"tools-rf1": (4, 1), "tools-rf2": (5, 2), "tools-rf3": (3, 3)}
 ASSIGNED = ("tools-assigned", {0: [3, 1], 1: [2, 3], 2: [1, 2]})
-_ROW = re.compile(r"^\s*Topic: (\S+)\tPartition: (\d+)\tLeader: (\S+)\tReplicas: (\S*)\tIsr: (\S*)")
 
 
 class Tools:
@@ -78,15 +78,8 @@ class Tools:
     def describe(self, *args):
         """{(topic, partition): (leader, replicas, isr)} of --describe's rows."""
         text = self.topics("--describe", "--exclude-internal", *args)
-        rows = {}
-        for line in text.splitlines():
-            m = _ROW.match(line)
-            if m:
-                key = (m.group(1), int(m.group(2)))
-                assert key not in rows, "%s-%d described twice:\n%s" % (key[0], key[1], text)
-                leader = -1 if m.group(3) == "none" else int(m.group(3))
-                rows[key] = (leader, ints(m.group(4)), ints(m.group(5)))
-        return rows
+        return {key: (-1 if leader == "none" else int(leader), ints(replicas), ints(isr))
+                for key, (leader, replicas, isr, _) in partition_rows(text).items()}
 
 
 def ints(text):

@@ -298,6 +298,17 @@ class Reader:
         n = self.i16()
         return None if n < 0 else self.take(n).decode()
 
+    def compact_string(self):
+        """A flexible version's (nullable) string: length + 1 as an unsigned varint."""
+        n = self.uvarint()
+        return None if n == 0 else self.take(n - 1).decode()
+
+    def skip_tags(self):
+        """A flexible version's tagged fields, none of which the tests read."""
+        for _ in range(self.uvarint()):
+            self.uvarint()
+            self.take(self.uvarint())
+
     def array(self, item):
         n = self.i32()
         return None if n < 0 else [item(self) for _ in range(n)]
@@ -370,16 +381,7 @@ def parse_describe_cluster_v0(body):
     """-> {"error", "cluster_id", "controller_id", "brokers": {id: (host, port, rack)}};
     `body` starts with the flexible response header's tagged fields."""
     r = Reader(body)
-
-    def tags():
-        for _ in range(r.uvarint()):
-            r.uvarint()
-            r.take(r.uvarint())
-
-    def compact_string():
-        n = r.uvarint()
-        return None if n == 0 else r.take(n - 1).decode()
-
+    tags, compact_string = r.skip_tags, r.compact_string
     tags()
     r.i32()  # throttle
     error = r.i16()
