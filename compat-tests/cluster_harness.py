@@ -5,7 +5,9 @@ cluster tests (label "cluster").
     loopback ports with a fresh data dir, the command line of
     cluster/testing/etcd_process.h; ready when /health says so (bounded);
     stopped by its pid (SIGTERM, then SIGKILL); SIGKILLed by the kernel if
-    the test process dies first (PR_SET_PDEATHSIG).
+    the test process dies first (PR_SET_PDEATHSIG). For outages:
+    sigstop(), sigcont(), kill9() and restart() (the same data dir and
+    ports); get(key) reads a key through etcd's JSON gateway.
   - Cluster: one Etcd, N brokers (runnel_harness.Runnel, node ids 1..N, each
     its own temporary dir and kernel-picked port, kept across restarts), all
     pointed at the etcd under a prefix of their own. Brokers are named by
@@ -19,6 +21,8 @@ cluster tests (label "cluster").
 Use with /usr/bin/python3 (Debian's, which has confluent-kafka and kafka-python).
 """
 
+import base64
+import json
 import os
 import shutil
 import signal
@@ -110,16 +114,56 @@ class Etcd:
         # A port taken between free_port() and etcd's bind fails the start: retry.
         for _ in range(3):
             self.client_port, self.peer_port = free_port(), free_port()
-            with open(self.log_path, "ab") as log:
-                log.write(b"=== etcd start: %s\n" % " ".join(self.args()).encode())
-                log.flush()
-                self.proc = subprocess.Popen(self.args(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                             preexec_fn=set_parent_death_signal)
+            self._spawn()
             if self._wait_ready():
                 return self
             self.stop()
         self._dump()
         raise ClusterError("etcd did not become healthy in %.0f s (3 tries)" % self.ready_timeout)
+
+    def restart(self):
+        """Starts etcd again on the same data dir and ports, after stop()
+        or kill9(): the same cluster, its keys and leases, to its clients."""
+        assert self.proc is None, "etcd is still running (pid %d)" % self.proc.pid
+        self._spawn()
+        if not self._wait_ready():
+            self._dump()
+            raise ClusterError("etcd did not become healthy again in %.0f s" % self.ready_timeout)
+        return self
+
+    def _spawn(self):
+        with open(self.log_path, "ab") as log:
+            log.write(b"=== etcd start: %s\n" % " ".join(self.args()).encode())
+            log.flush()
+            self.proc = subprocess.Popen(self.args(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                         preexec_fn=set_parent_death_signal)
+
+    def kill9(self):
+        """SIGKILL by pid; the data dir stays for restart()."""
+        proc, self.proc = self.proc, None
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+    def sigstop(self):
+        """SIGSTOP by pid, returning once the kernel shows it stopped."""
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        wait_until(lambda: process_state(self.proc.pid) == "T", 10.0, "etcd to stop (SIGSTOP)", poll=0.005)
+
+    def sigcont(self):
+        os.kill(self.proc.pid, signal.SIGCONT)
+
+    def get(self, key, timeout=5.0):
+        """One key through etcd's JSON gateway: {"value": bytes, "create_revision",
+        "mod_revision", "lease"} (ints), or None when absent."""
+        request = json.dumps({"key": base64.b64encode(key.encode()).decode()}).encode()
+        with urllib.request.urlopen(self.endpoint + "/v3/kv/range", data=request, timeout=timeout) as r:
+            kvs = json.loads(r.read()).get("kvs") or []
+        if not kvs:
+            return None
+        kv = kvs[0]
+        out = {name: int(kv.get(name, 0)) for name in ("create_revision", "mod_revision", "lease")}
+        out["value"] = base64.b64decode(kv.get("value", ""))
+        return out
 
     def _wait_ready(self):
         deadline = time.monotonic() + self.ready_timeout
@@ -144,6 +188,7 @@ class Etcd:
             return
         proc, self.proc = self.proc, None
         if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGCONT)  # a stopped etcd cannot handle SIGTERM
             os.kill(proc.pid, signal.SIGTERM)
             try:
                 proc.wait(timeout)
@@ -342,6 +387,11 @@ class Cluster:
 
     def controller(self, node_id):
         return self.metadata(node_id)["controller_id"]
+
+    def etcd_get(self, key):
+        """A key of this cluster (cluster/etcd/key_layout.h, under the prefix)
+        as etcd holds it (Etcd.get)."""
+        return self.etcd.get(self.prefix + key)
 
     def create_topics_raw(self, node_id, topics, timeout_ms=10000):
         """CreateTopics v4 sent to node_id: -> {name: (error_code, message)}."""

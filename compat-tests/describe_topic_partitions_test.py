@@ -33,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import kafka_wire as w  # noqa: E402
 from runnel_harness import Runnel, run_tests  # noqa: E402
+from topic_checks import partition_rows  # noqa: E402
 
 TOPICS = {"dtp-a": 5, "dtp-b": 3}
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
@@ -42,26 +43,11 @@ INVALID_TOPIC_EXCEPTION = 17
 INVALID_REQUEST = 42
 ALL_TOPIC_OPERATIONS = 0x0df8  # READ WRITE CREATE DELETE ALTER DESCRIBE DESCRIBE_CONFIGS ALTER_CONFIGS
 
-_ROW = re.compile(r"^\s*Topic: (\S+)\tPartition: (\d+)\tLeader: (\S+)\tReplicas: (\S*)\tIsr: (\S*)(.*)$")
-
-
 def kafka_topics(classpath, bootstrap, *args):
     cmd = ["java", "-Dlog4j2.level=ERROR", "-cp", classpath, TOPIC_COMMAND, "--bootstrap-server", bootstrap, *args]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, "kafka-topics %s exited %d:\n%s%s" % (" ".join(args), out.returncode, out.stdout, out.stderr)
     return out.stdout
-
-
-def partition_rows(text):
-    """{(topic, partition): (leader, replicas, isr, rest of the row)} of --describe's output."""
-    rows = {}
-    for line in text.splitlines():
-        m = _ROW.match(line)
-        if m:
-            key = (m.group(1), int(m.group(2)))
-            assert key not in rows, "partition %s-%d described twice:\n%s" % (key[0], key[1], text)
-            rows[key] = (m.group(3), m.group(4), m.group(5), m.group(6))
-    return rows
 
 
 def metadata_view(bootstrap):
@@ -101,15 +87,7 @@ def dtp_request(correlation, topics, limit=2000, cursor=None):
 def parse_dtp_response(body):
     """A response body after the v0 part of its header (the correlation id)."""
     r = w.Reader(body)
-
-    def tags():
-        for _ in range(r.uvarint()):
-            r.uvarint()
-            r.take(r.uvarint())
-
-    def nstr():
-        n = r.uvarint()
-        return None if n == 0 else r.take(n - 1).decode()
+    tags, nstr = r.skip_tags, r.compact_string
 
     def ints():
         n = r.uvarint()

@@ -230,6 +230,11 @@ def find_coordinator_v4(correlation_id, keys, key_type):
     return request(10, 4, correlation_id, body, flexible=True)
 
 
+def describe_cluster_v0(correlation_id):
+    """DescribeCluster v0 (flexible): no authorized operations asked for."""
+    return request(60, 0, correlation_id, i8(0) + uvarint(0), flexible=True)
+
+
 def init_producer_id_v0(correlation_id, transactional_id=None, timeout_ms=60000):
     return request(22, 0, correlation_id, string(transactional_id) + i32(timeout_ms))
 
@@ -292,6 +297,17 @@ class Reader:
     def string(self):
         n = self.i16()
         return None if n < 0 else self.take(n).decode()
+
+    def compact_string(self):
+        """A flexible version's (nullable) string: length + 1 as an unsigned varint."""
+        n = self.uvarint()
+        return None if n == 0 else self.take(n - 1).decode()
+
+    def skip_tags(self):
+        """A flexible version's tagged fields, none of which the tests read."""
+        for _ in range(self.uvarint()):
+            self.uvarint()
+            self.take(self.uvarint())
 
     def array(self, item):
         n = self.i32()
@@ -359,6 +375,27 @@ def parse_metadata_v7(body):
     topics = dict(r.array(topic))
     assert r.done(), "trailing bytes in Metadata v7 response"
     return {"brokers": brokers, "cluster_id": cluster_id, "controller_id": controller_id, "topics": topics}
+
+
+def parse_describe_cluster_v0(body):
+    """-> {"error", "cluster_id", "controller_id", "brokers": {id: (host, port, rack)}};
+    `body` starts with the flexible response header's tagged fields."""
+    r = Reader(body)
+    tags, compact_string = r.skip_tags, r.compact_string
+    tags()
+    r.i32()  # throttle
+    error = r.i16()
+    compact_string()  # error message
+    cluster_id, controller_id = compact_string(), r.i32()
+    brokers = {}
+    for _ in range(r.uvarint() - 1):
+        node_id, host, port, rack = r.i32(), compact_string(), r.i32(), compact_string()
+        tags()
+        brokers[node_id] = (host, port, rack)
+    r.i32()  # cluster authorized operations
+    tags()
+    assert r.done(), "trailing bytes in DescribeCluster v0 response"
+    return {"error": error, "cluster_id": cluster_id, "controller_id": controller_id, "brokers": brokers}
 
 
 def _parse_named_results(body, what):

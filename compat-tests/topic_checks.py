@@ -1,12 +1,29 @@
 """What the topic creation tests check: whether a topic exists anywhere (in
-Metadata, in runnel-topics.json, as partition directories)."""
+Metadata, in runnel-topics.json, as partition directories); and the
+partition rows of Kafka's kafka-topics --describe."""
 
 import json
 import os
+import re
 
 import kafka_wire as w
 
 SLOW = 600.0  # generous bound for one creation on a loaded machine
+
+# TopicCommand's PartitionDescription, one line per partition.
+_ROW = re.compile(r"^\s*Topic: (\S+)\tPartition: (\d+)\tLeader: (\S+)\tReplicas: (\S*)\tIsr: (\S*)(.*)$")
+
+
+def partition_rows(text):
+    """{(topic, partition): (leader, replicas, isr, rest of the row)} of --describe's output, as printed."""
+    rows = {}
+    for line in text.splitlines():
+        m = _ROW.match(line)
+        if m:
+            key = (m.group(1), int(m.group(2)))
+            assert key not in rows, "partition %s-%d described twice:\n%s" % (key[0], key[1], text)
+            rows[key] = (m.group(3), m.group(4), m.group(5), m.group(6))
+    return rows
 
 
 def partition_dirs(broker, topic):
