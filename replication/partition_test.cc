@@ -180,3 +180,27 @@ TEST_CASE("acks=all with fewer ISR members than min.insync.replicas appends noth
   REQUIRE(f.append(2, 1, 2).ok());
   REQUIRE(f.partition->log_end_offset() == Offset(2));
 }
+
+TEST_CASE("records larger than segment.bytes are RECORD_LIST_TOO_LARGE, as Kafka's RecordBatchTooLargeException",
+          "[replication][partition]") {
+  TempDir dir;
+  FakeClock clock;
+  storage::LogConfig small;
+  small.segment_bytes = 1024;
+  auto opened = storage::Log::open(dir.path / "t-0", small, options_with(clock));
+  REQUIRE(opened);
+  std::shared_ptr<storage::Log> log = std::move(*opened);
+  Partition partition("t", PartitionId(0), log, NodeId(1));
+  partition.become_leader_or_follower(PartitionState::single_node(NodeId(1)));
+
+  Bytes big = batch_of(20, 3, 100);
+  REQUIRE(big.size() > 1024);
+  auto refused = partition.append_records_as_leader(client_append(big, -1));
+  REQUIRE(refused.status.code == ErrorCode::record_list_too_large);  // not KAFKA_STORAGE_ERROR: not retried
+  REQUIRE(partition.log_end_offset() == Offset(0));
+  REQUIRE_FALSE(log->dir_offline());
+  Bytes fits = batch_of(2, 3, 100);
+  REQUIRE(partition.append_records_as_leader(client_append(fits, -1)).ok());
+  REQUIRE(partition.log_end_offset() == Offset(2));
+  REQUIRE_FALSE(log->close());
+}
