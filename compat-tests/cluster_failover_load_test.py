@@ -39,13 +39,14 @@ import time
 import uuid
 
 import kafka_wire as kw
-from cluster_harness import (NONE, Cluster, consume, create_topic, describe_difference, list_offset, run_tests,
-                             runnel_binary, segment_files, wait_identical, wait_until)
+from cluster_harness import (NONE, Cluster, consume, create_topic, describe_difference, list_offset, log_batches,
+                             run_tests, runnel_binary, segment_files, wait_identical, wait_until)
 
 TOPIC = "load"
 PARTITIONS = 4
 ROUNDS = int(os.environ.get("RUNNEL_FAILOVER_ROUNDS", "10"))
 SESSION_MS = 3000
+SEGMENT_BYTES = 32768  # small: rolls happen between and during the failovers
 BOUND = 30.0  # seconds on top of any timeout the brokers are configured with: CI machines are loaded
 OFFSETS_TOPIC = "__consumer_offsets"
 
@@ -77,9 +78,14 @@ class SequenceProducer(threading.Thread):
         super().__init__(name="producer", daemon=True)
         from confluent_kafka import Producer
         self.fatal = []
+        # batch.size below the topic's segment.bytes: the backlog of a
+        # failover would otherwise go out in batches the leader refuses
+        # (RECORD_LIST_TOO_LARGE), and librdkafka's epoch bump for that gap
+        # resends other partitions' possibly persisted batches under the new
+        # epoch, which no broker can tell from new records.
         self.producer = Producer({
             "bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all", "linger.ms": 5,
-            "message.timeout.ms": 120000, "error_cb": self._error})
+            "batch.size": SEGMENT_BYTES // 2, "message.timeout.ms": 120000, "error_cb": self._error})
         self.acked = {p: [] for p in range(PARTITIONS)}
         self.errors = []
         self.sent = [0] * PARTITIONS
@@ -245,7 +251,22 @@ def kill_leader(c, p, group, rng, rnd):
     return was_coordinator
 
 
-def check_partition(c, p, acked, sent):
+def batches_holding(c, p, offsets):
+    """The producer fields of the batches of TOPIC-p holding `offsets`, from
+    node 1's files (a failure's detail)."""
+    out = []
+    for name, data in sorted(segment_files(c, 1, TOPIC, p).items()):
+        if not name.endswith(".log"):
+            continue
+        for pos, first, last, _ in log_batches(data):
+            if any(first <= o <= last for o in offsets):
+                h = kw.batch_header(data[pos:pos + 61])
+                out.append("[%d..%d] producer %d epoch %d base sequence %d leader epoch %d" % (
+                    first, last, h["producer_id"], h["producer_epoch"], h["base_sequence"], h["leader_epoch"]))
+    return out
+
+
+def check_partition(c, p, acked, sent, errors):
     """Reads TOPIC-p from offset 0 to its high watermark and checks it
     against what the producer was told."""
     leader = c.partitions(c.live_ids()[0], TOPIC)[p]["leader"]
@@ -254,9 +275,12 @@ def check_partition(c, p, acked, sent):
     seqs = [seq_of(p, v) for _, _, v in got]
     assert [o for o, _, _ in got] == list(range(end)), "%s-%d: offsets read back are not 0..%d" % (TOPIC, p, end)
     where = {}
+    acked_at = dict(acked)
     for offset, seq in enumerate(seqs):
-        assert seq not in where, "%s-%d: record %d at offsets %d and %d (duplicate)" % (TOPIC, p, seq, where[seq],
-                                                                                      offset)
+        assert seq not in where, "%s-%d: record %d at offsets %d and %d (duplicate; acknowledged at %s, " \
+            "delivery errors %s); batches there: %s" % (TOPIC, p, seq, where[seq], offset, acked_at.get(seq),
+                                                        [e for q, n, e in errors if (q, n) == (p, seq)],
+                                                        batches_holding(c, p, [where[seq], offset]))
         where[seq] = offset
     disorder = [(seqs[i], seqs[i + 1]) for i in range(len(seqs) - 1) if seqs[i + 1] < seqs[i]]
     assert not disorder, "%s-%d: out of order (record, next record): %s" % (TOPIC, p, disorder[:5])
@@ -275,8 +299,8 @@ def failover_under_load(binary):
     print("     seed %d (RUNNEL_FAILOVER_SEED=%d replays it), %d rounds" % (seed, seed, ROUNDS), flush=True)
     rng = random.Random(seed)
     with new_cluster(binary) as c:
-        # small segments: rolls happen between and during the failovers
-        create_topic(c.bootstrap(), TOPIC, PARTITIONS, 3, {"min.insync.replicas": "2", "segment.bytes": "32768"})
+        create_topic(c.bootstrap(), TOPIC, PARTITIONS, 3, {"min.insync.replicas": "2",
+                                                         "segment.bytes": str(SEGMENT_BYTES)})
         c.wait_in_sync(TOPIC, BOUND)
         group = "failover-%s" % uuid.uuid4().hex[:8]
         producer = SequenceProducer(c.bootstrap())
@@ -322,7 +346,7 @@ def failover_under_load(binary):
             acked = producer.acked[p]
             offsets = [off for _, off in acked]
             assert offsets == sorted(set(offsets)), "%s-%d: delivery reports' offsets not increasing" % (TOPIC, p)
-            end, unacked = check_partition(c, p, acked, producer.sent[p])
+            end, unacked = check_partition(c, p, acked, producer.sent[p], producer.errors)
             # The .log files byte for byte; the indexes checked against them
             # (a restarted broker's time index has its recovery's entry).
             sizes = wait_identical(c, TOPIC, p, BOUND * 2, indexes="valid")
