@@ -69,13 +69,31 @@ def seq_of(partition, value):
     return int(value[len(prefix):])
 
 
-class SequenceProducer(threading.Thread):
+class ClientThread(threading.Thread):
+    """A client's loop in a thread: runs until finish(), which raises what
+    the loop raised."""
+
+    def __init__(self, name, finish_within):
+        super().__init__(name=name, daemon=True)
+        self.finish_within = finish_within
+        self.stopping = threading.Event()
+        self.failure = None
+
+    def finish(self):
+        self.stopping.set()
+        self.join(self.finish_within)
+        assert not self.is_alive(), "the %s did not finish in %.0f s" % (self.name, self.finish_within)
+        if self.failure is not None:
+            raise self.failure
+
+
+class SequenceProducer(ClientThread):
     """An idempotent acks=all producer writing value_of(p, 0), value_of(p,
     1), ... to each partition p in turn until stopped; acked[p] is
     [(seq, offset)] in delivery order, errors the failed deliveries."""
 
     def __init__(self, bootstrap):
-        super().__init__(name="producer", daemon=True)
+        super().__init__("producer", BOUND * 4)
         from confluent_kafka import Producer
         self.fatal = []
         # batch.size below the topic's segment.bytes: the backlog of a
@@ -89,9 +107,7 @@ class SequenceProducer(threading.Thread):
         self.acked = {p: [] for p in range(PARTITIONS)}
         self.errors = []
         self.sent = [0] * PARTITIONS
-        self.stopping = threading.Event()
         self.left = None
-        self.failure = None
 
     def _error(self, err):
         if err.fatal():
@@ -123,21 +139,14 @@ class SequenceProducer(threading.Thread):
     def acked_count(self):
         return sum(len(a) for a in self.acked.values())
 
-    def finish(self):
-        self.stopping.set()
-        self.join(BOUND * 4)
-        assert not self.is_alive(), "the producer did not finish"
-        if self.failure is not None:
-            raise self.failure
 
-
-class GroupReader(threading.Thread):
+class GroupReader(ClientThread):
     """A consumer group member (no auto commit) reading TOPIC and committing
     synchronously after each batch. Records acknowledged commits, and any
     resumption after a (re)assignment below an acknowledged commit."""
 
     def __init__(self, bootstrap, group):
-        super().__init__(name="group-reader", daemon=True)
+        super().__init__("group reader", BOUND * 2)
         self.bootstrap, self.group = bootstrap, group
         self.committed = {}  # partition -> highest offset whose commit the broker acknowledged
         self.commits = 0
@@ -146,8 +155,6 @@ class GroupReader(threading.Thread):
         self.resumed_below = []
         self.read = 0
         self.final = None  # committed() from the coordinator once stopped
-        self.stopping = threading.Event()
-        self.failure = None
         self._fresh = set()
 
     def _assigned(self, consumer, partitions):
@@ -193,13 +200,6 @@ class GroupReader(threading.Thread):
             self.failure = e
         finally:
             c.close()
-
-    def finish(self):
-        self.stopping.set()
-        self.join(BOUND * 2)
-        assert not self.is_alive(), "the group reader did not finish"
-        if self.failure is not None:
-            raise self.failure
 
 
 def coordinator(c, group):
