@@ -31,16 +31,6 @@ def new_cluster(binary, overrides=None):
     return Cluster(3, binary, overrides=overrides, session_timeout_ms=3000, heartbeat_interval_ms=1000)
 
 
-def wait_in_sync(c, topic, partitions, replicas=3):
-    def synced():
-        for i in c.live_ids():
-            parts = c.partitions(i, topic)
-            for p in range(partitions):
-                assert len(parts[p]["isr"]) == replicas, "node %d: %s-%d isr %s" % (i, topic, p, parts[p]["isr"])
-        return c.partitions(c.live_ids()[0], topic)
-    return wait_until(synced, BOUND, "%s fully in sync" % topic)
-
-
 def elect_leaders_v1(correlation_id, election_type, topic_partitions):
     body = kw.i8(election_type)
     body += kw.array([kw.string(t) + kw.array([kw.i32(p) for p in ps]) for t, ps in topic_partitions])
@@ -68,7 +58,7 @@ def controlled_shutdown_under_load(binary):
     with new_cluster(binary, {"min.insync.replicas": "2"}) as c:
         topic = "cs"
         create_topic(c.bootstrap(), topic, 3, 3)
-        wait_in_sync(c, topic, 3)
+        c.wait_in_sync(topic, BOUND)
         from confluent_kafka import Producer
         # Bootstrapped from the brokers that stay: the stopping one closes its listener first.
         p = Producer({"bootstrap.servers": c.bootstrap([2, 3]), "acks": "all", "enable.idempotence": True,
@@ -114,13 +104,13 @@ def preferred_election(binary):
     with new_cluster(binary) as c:
         topic = "pe"
         create_topic(c.bootstrap(), topic, 3, 3)
-        wait_in_sync(c, topic, 3)
+        c.wait_in_sync(topic, BOUND)
         c.kill9(1)
         wait_until(lambda: c.partitions(2, topic)[0]["leader"] in (2, 3), BOUND, "pe-0 led by a survivor")
         top, res = parse_elect_leaders_v1(c.call(2, lambda corr: elect_leaders_v1(corr, 0, [(topic, [0])])))
         assert res[(topic, 0)] == PREFERRED_LEADER_NOT_AVAILABLE, "with node 1 down: %s" % res
         c.start_broker(1)
-        before = wait_in_sync(c, topic, 3)
+        before = c.wait_in_sync(topic, BOUND)
         assert before[0]["leader"] != 1, "node 1 took pe-0 back by itself: %s" % before[0]
         top, res = parse_elect_leaders_v1(c.call(3, lambda corr: elect_leaders_v1(corr, 0, [(topic, [0, 1])])))
         assert top == 0, "top-level error %d" % top
@@ -139,7 +129,7 @@ def delete_while_down(binary):
     with new_cluster(binary) as c:
         topic = "gone"
         create_topic(c.bootstrap(), topic, 1, 3)
-        wait_in_sync(c, topic, 1)
+        c.wait_in_sync(topic, BOUND)
         replica_dir = os.path.join(c.brokers[3].log_dir, topic + "-0")
         assert os.path.isdir(replica_dir), "node 3 has no replica dir"
         c.stop(3)

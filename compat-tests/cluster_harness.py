@@ -15,6 +15,10 @@ cluster tests (label "cluster").
     start() returns once every broker's Metadata lists every broker and
     names the same controller (bounded).
   - wait_until(predicate, timeout, what): the only way the tests wait.
+  - Replicas: Cluster.wait_in_sync (every ISR full on every broker),
+    list_offset (ListOffsets), wait_identical (the brokers' segment files
+    of a partition byte for byte the same; or the logs the same and each
+    broker's indexes valid for them).
   - Inside `with Cluster(...)`, or through run_tests(..., cluster), the log
     of every process is printed when a test fails.
 
@@ -27,6 +31,7 @@ import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -428,6 +433,145 @@ class Cluster:
             assert len({tuple(sorted(v.items())) for v in views.values()}) == 1, "leaders/epochs differ: %s" % views
             return parts
         return wait_until(agreed, timeout, "%s's assignment %s on every broker" % (topic, expected))
+
+    def wait_in_sync(self, topic, timeout, replicas=None):
+        """Every live broker shows every partition of `topic` led and with
+        its full replica set (or `replicas` members) in the ISR; returns
+        one broker's partitions."""
+        def synced():
+            for i in self.live_ids():
+                for p, v in self.partitions(i, topic).items():
+                    want = len(v["replicas"]) if replicas is None else replicas
+                    assert v["leader"] >= 0 and len(v["isr"]) == want, "node %d: %s-%d leader %d, isr %s" % (
+                        i, topic, p, v["leader"], v["isr"])
+            return self.partitions(self.live_ids()[0], topic)
+        return wait_until(synced, timeout, "%s fully in sync" % topic)
+
+
+# -- replicas ---------------------------------------------------------------------
+
+def list_offset(c, node_id, topic, p, timestamp=-1):
+    """ListOffsets v1 latest (-1) or earliest (-2) of topic-p on node_id: -> offset; asserts no error."""
+    body = c.call(node_id, lambda corr: kw.list_offsets_v1(corr, topic, [p], timestamp))
+    err, off = kw.parse_list_offsets_v1(body)[(topic, p)]
+    assert err == NONE, "ListOffsets %s-%d on node %d: error %d" % (topic, p, node_id, err)
+    return off
+
+
+def partition_dir(c, node_id, topic, p):
+    return os.path.join(c.brokers[node_id].log_dir, "%s-%d" % (topic, p))
+
+
+SEGMENT_SUFFIXES = (".log", ".index", ".timeindex")
+
+
+def segment_files(c, node_id, topic, p):
+    """{file name: bytes} of the .log/.index/.timeindex files of node_id's topic-p."""
+    d = partition_dir(c, node_id, topic, p)
+    out = {}
+    for name in sorted(os.listdir(d)):
+        if name.endswith(SEGMENT_SUFFIXES):
+            with open(os.path.join(d, name), "rb") as f:
+                out[name] = f.read()
+    return out
+
+
+def describe_difference(files):
+    """A short account of how the brokers' segment files differ, or None."""
+    names = {i: sorted(f) for i, f in files.items()}
+    ref_id = min(files)
+    if len({tuple(v) for v in names.values()}) != 1:
+        return "file names differ: %s" % names
+    diffs = []
+    for name in names[ref_id]:
+        ref = files[ref_id][name]
+        for i, f in files.items():
+            data = f[name]
+            if data != ref:
+                first = next((k for k in range(min(len(ref), len(data))) if ref[k] != data[k]),
+                             min(len(ref), len(data)))
+                diffs.append("%s: node %d %d bytes, node %d %d bytes, first difference at byte %d" % (
+                    name, ref_id, len(ref), i, len(data), first))
+    return "; ".join(diffs) if diffs else None
+
+
+def wait_identical(c, topic, p, timeout, node_ids=None, indexes="identical"):
+    """Waits until the brokers' (default: all) segment files of topic-p are
+    byte-identical (the replicas have caught up: equal log ends); returns
+    {name: size}. indexes="valid" compares the .log files byte for byte and
+    only checks each broker's .index/.timeindex against them
+    (index_problems): a broker that recovered from a crash, or closed
+    cleanly, has time index entries the others lack, as Kafka's do
+    (LogSegment.recover and close append the largest timestamp so far)."""
+    node_ids = sorted(c.brokers) if node_ids is None else node_ids
+    compared = SEGMENT_SUFFIXES if indexes == "identical" else (".log",)
+
+    def same():
+        files = {i: segment_files(c, i, topic, p) for i in node_ids}
+        diff = describe_difference({i: {n: d for n, d in f.items() if n.endswith(compared)}
+                                    for i, f in files.items()})
+        assert diff is None, diff
+        if indexes != "identical":
+            problems = ["node %d: %s" % (i, e) for i in node_ids for e in index_problems(files[i])]
+            assert not problems, "; ".join(problems[:5])
+        return {name: len(data) for name, data in files[node_ids[0]].items()}
+    return wait_until(same, timeout, "identical segment files of %s-%d on nodes %s" % (topic, p, list(node_ids)),
+                      poll=0.5)
+
+
+def log_batches(data):
+    """The v2 batches of a .log file's bytes: [(position, base offset, last
+    offset, max timestamp)], up to a partial or zero-filled tail."""
+    out, pos = [], 0
+    while pos + 61 <= len(data):
+        h = kw.batch_header(data[pos:pos + 61])
+        if h["length"] <= 0 or pos + 12 + h["length"] > len(data):
+            break
+        out.append((pos, h["base_offset"], h["base_offset"] + h["last_offset_delta"], h["max_timestamp"]))
+        pos += 12 + h["length"]
+    return out
+
+
+def index_entries(data, fmt):
+    """The entries of an .index (">iI": relative offset, position) or
+    .timeindex (">qI": timestamp, relative offset) file, up to the
+    zero-filled tail of a preallocated active segment's file."""
+    size = struct.calcsize(fmt)
+    out = []
+    for pos in range(0, len(data) - size + 1, size):
+        entry = struct.unpack(fmt, data[pos:pos + size])
+        if entry == (0, 0):
+            break
+        out.append(entry)
+    return out
+
+
+def index_problems(files):
+    """How one broker's .index/.timeindex files (from segment_files)
+    disagree with its .log files: an offset index entry must name the
+    position of a batch starting at or before its offset, a time index
+    entry the largest timestamp of the batches up to its offset, taken from
+    the batch holding that offset; both in increasing order."""
+    problems = []
+    for name in sorted(n for n in files if n.endswith(".log")):
+        stem, base = name[:-4], int(name[:-4])
+        batches = log_batches(files[name])
+        starts = {pos: first for pos, first, _, _ in batches}
+        offsets = index_entries(files.get(stem + ".index", b""), ">iI")
+        for (rel, pos), nxt in zip(offsets, offsets[1:] + [None]):
+            if starts.get(pos, base + rel + 1) > base + rel or (nxt is not None and nxt <= (rel, pos)):
+                problems.append("%s.index entry (%d, %d) names no batch at or before offset %d in order" % (
+                    stem, rel, pos, base + rel))
+        times = index_entries(files.get(stem + ".timeindex", b""), ">qI")
+        for (ts, rel), nxt in zip(times, times[1:] + [None]):
+            offset = base + rel
+            holding = [b for b in batches if b[1] <= offset <= b[2]]
+            largest = max((b[3] for b in batches if b[1] <= offset), default=None)
+            if not holding or holding[0][3] != ts or largest != ts or (nxt is not None and nxt[0] <= ts):
+                problems.append("%s.timeindex entry (%d, %d): batch holding offset %d has max timestamp %s, "
+                                "largest up to it %s" % (stem, ts, rel, offset,
+                                                         holding[0][3] if holding else None, largest))
+    return problems
 
 
 # -- client helpers -------------------------------------------------------------

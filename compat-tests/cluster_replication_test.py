@@ -24,13 +24,12 @@ timeouts:
   /usr/bin/python3 compat-tests/cluster_replication_test.py build/debug/runnel [scenario numbers, e.g. 1 4]
 """
 
-import os
 import sys
 import time
 
 import kafka_wire as kw
-from cluster_harness import (NONE, Cluster, consume, create_topic, produce, records_for, run_tests, runnel_binary,
-                             seed_assignment, wait_until)
+from cluster_harness import (NONE, Cluster, consume, create_topic, list_offset, produce, records_for, run_tests,
+                             runnel_binary, seed_assignment, wait_identical, wait_until)
 
 NOT_ENOUGH_REPLICAS = 19
 BOUND = 30.0  # seconds on top of any timeout the broker is configured with: CI machines are loaded
@@ -45,14 +44,6 @@ def new_cluster(binary, session_ms=3000, lag_ms=3000, extra=None):
 
 # -- helpers ----------------------------------------------------------------------
 
-def list_offset(c, node_id, topic, p, timestamp=-1):
-    """ListOffsets v1 latest (-1) or earliest (-2) of topic-p on node_id: -> offset; asserts no error."""
-    body = c.call(node_id, lambda corr: kw.list_offsets_v1(corr, topic, [p], timestamp))
-    err, off = kw.parse_list_offsets_v1(body)[(topic, p)]
-    assert err == NONE, "ListOffsets %s-%d on node %d: error %d" % (topic, p, node_id, err)
-    return off
-
-
 def raw_produce(c, node_id, topic, p, records, acks, timeout_ms=5000):
     """One batch of [(key, value)] as Produce v8 to node_id: -> (error_code, base_offset)."""
     batch = kw.record_batch([(k, v, ()) for k, v in records], int(time.time() * 1000))
@@ -64,55 +55,6 @@ def raw_produce(c, node_id, topic, p, records, acks, timeout_ms=5000):
 
 def part(c, node_id, topic, p):
     return c.partitions(node_id, topic)[p]
-
-
-def partition_dir(c, node_id, topic, p):
-    return os.path.join(c.brokers[node_id].log_dir, "%s-%d" % (topic, p))
-
-
-SEGMENT_SUFFIXES = (".log", ".index", ".timeindex")
-
-
-def segment_files(c, node_id, topic, p):
-    """{file name: bytes} of the .log/.index/.timeindex files of node_id's topic-p."""
-    d = partition_dir(c, node_id, topic, p)
-    out = {}
-    for name in sorted(os.listdir(d)):
-        if name.endswith(SEGMENT_SUFFIXES):
-            with open(os.path.join(d, name), "rb") as f:
-                out[name] = f.read()
-    return out
-
-
-def describe_difference(files):
-    """A short account of how the brokers' segment files differ, or None."""
-    names = {i: sorted(f) for i, f in files.items()}
-    ref_id = min(files)
-    if len({tuple(v) for v in names.values()}) != 1:
-        return "file names differ: %s" % names
-    diffs = []
-    for name in names[ref_id]:
-        ref = files[ref_id][name]
-        for i, f in files.items():
-            data = f[name]
-            if data != ref:
-                first = next((k for k in range(min(len(ref), len(data))) if ref[k] != data[k]),
-                             min(len(ref), len(data)))
-                diffs.append("%s: node %d %d bytes, node %d %d bytes, first difference at byte %d" % (
-                    name, ref_id, len(ref), i, len(data), first))
-    return "; ".join(diffs) if diffs else None
-
-
-def wait_identical(c, topic, p, timeout, node_ids=IDS):
-    """Waits until the brokers' segment files of topic-p are byte-identical
-    (the replicas have caught up: equal log ends); returns {name: size}."""
-    def same():
-        files = {i: segment_files(c, i, topic, p) for i in node_ids}
-        diff = describe_difference(files)
-        assert diff is None, diff
-        return {name: len(data) for name, data in files[node_ids[0]].items()}
-    return wait_until(same, timeout, "identical segment files of %s-%d on nodes %s" % (topic, p, list(node_ids)),
-                      poll=0.5)
 
 
 def leader_and_controller(c, topic):

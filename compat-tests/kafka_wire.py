@@ -138,8 +138,9 @@ def batch_header(batch):
     """The fields of a stored v2 batch's header (PROTOCOL-NOTES section 3)."""
     (base_offset, length, leader_epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
      producer_id, producer_epoch, base_sequence, count) = struct.unpack(">qiibIhiqqqhii", batch[:61])
-    return {"base_offset": base_offset, "length": length, "magic": magic, "crc": crc,
+    return {"base_offset": base_offset, "length": length, "leader_epoch": leader_epoch, "magic": magic, "crc": crc,
             "attributes": attributes, "codec": attributes & 7, "last_offset_delta": last_delta,
+            "base_timestamp": base_ts, "max_timestamp": max_ts,
             "producer_id": producer_id, "producer_epoch": producer_epoch,
             "base_sequence": base_sequence, "records_count": count, "payload": batch[61:12 + length]}
 

@@ -108,6 +108,16 @@ LeaderAppendResult Partition::append_records_as_leader(const LeaderAppendRequest
     }
   }
   auto info = log_->append(batch.bytes, leader_epoch().value());
+  if (!info && info.error() == storage::StorageErrc::record_batch_too_large) {
+    // The client's fault, not the disk's: Kafka's RecordBatchTooLargeException
+    // (records larger than segment.bytes), which producers do not retry.
+    // KAFKA_STORAGE_ERROR, retriable, had librdkafka resend them until
+    // message.timeout.ms, holding back every later record of the partition.
+    RLOG_DEBUG("produce to %s-%d refused: %zu bytes exceed segment.bytes", topic_.c_str(), index(),
+               batch.bytes.size());
+    out.status = {ErrorCode::record_list_too_large, {}, {}};
+    return out;
+  }
   if (!info) {
     RLOG_ERROR("append to %s-%d failed: %s", topic_.c_str(), index(), info.error().message().c_str());
     out.status = {ErrorCode::kafka_storage_error, {}, {}};

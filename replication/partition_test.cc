@@ -38,6 +38,24 @@ struct Fixture {
   }
 };
 
+// A leader of its own over a log of 1024-byte segments.
+struct SmallSegments {
+  TempDir dir;
+  FakeClock clock;
+  std::shared_ptr<storage::Log> log;
+  std::unique_ptr<Partition> partition;
+
+  SmallSegments() {
+    storage::LogConfig small;
+    small.segment_bytes = 1024;
+    auto opened = storage::Log::open(dir.path / "t-0", small, options_with(clock));
+    REQUIRE(opened);
+    log = std::move(*opened);
+    partition = std::make_unique<Partition>("t", PartitionId(0), log, NodeId(1));
+    partition->become_leader_or_follower(PartitionState::single_node(NodeId(1)));
+  }
+};
+
 PartitionState with_follower() { return {NodeId(1), LeaderEpoch(4), {NodeId(1), NodeId(2)}, {NodeId(1), NodeId(2)}}; }
 
 }  // namespace
@@ -130,15 +148,9 @@ TEST_CASE("a partition on an offline log dir answers KAFKA_STORAGE_ERROR to ever
 }
 
 TEST_CASE("the partition snapshots its producers where an append rolls the log, and at close", "[replication][partition]") {
-  TempDir dir;
-  FakeClock clock;
-  storage::LogConfig small;
-  small.segment_bytes = 1024;
-  auto opened = storage::Log::open(dir.path / "t-0", small, options_with(clock));
-  REQUIRE(opened);
-  std::shared_ptr<storage::Log> log = std::move(*opened);
-  Partition partition("t", PartitionId(0), log, NodeId(1));
-  partition.become_leader_or_follower(PartitionState::single_node(NodeId(1)));
+  SmallSegments f;
+  auto& log = f.log;
+  auto& partition = *f.partition;
   REQUIRE_FALSE(partition.load_producer_state(Clock::system().wall_ms(), 86'400'000));
 
   int32_t seq = 0;
@@ -179,4 +191,22 @@ TEST_CASE("acks=all with fewer ISR members than min.insync.replicas appends noth
   // acks=1 does not ask for the ISR.
   REQUIRE(f.append(2, 1, 2).ok());
   REQUIRE(f.partition->log_end_offset() == Offset(2));
+}
+
+TEST_CASE("records larger than segment.bytes are RECORD_LIST_TOO_LARGE, as Kafka's RecordBatchTooLargeException",
+          "[replication][partition]") {
+  SmallSegments f;
+  auto& log = f.log;
+  auto& partition = *f.partition;
+
+  Bytes big = batch_of(20, 3, 100);
+  REQUIRE(big.size() > 1024);
+  auto refused = partition.append_records_as_leader(client_append(big, -1));
+  REQUIRE(refused.status.code == ErrorCode::record_list_too_large);  // not KAFKA_STORAGE_ERROR: not retried
+  REQUIRE(partition.log_end_offset() == Offset(0));
+  REQUIRE_FALSE(log->dir_offline());
+  Bytes fits = batch_of(2, 3, 100);
+  REQUIRE(partition.append_records_as_leader(client_append(fits, -1)).ok());
+  REQUIRE(partition.log_end_offset() == Offset(2));
+  REQUIRE_FALSE(log->close());
 }
