@@ -50,12 +50,37 @@ awaitable<std::error_code> ClusterMember::start(cluster::BrokerRegistration self
     election_.stop();
     if (hooks_.fenced) hooks_.fenced();
   };
-  auto on_registered = [this](int64_t epoch) {
-    RLOG_INFO("node %d registered in the cluster (broker epoch %lld)", self_.value(), static_cast<long long>(epoch));
+  auto on_registered = [this, last = int64_t{0}](int64_t epoch) mutable {
+    if (epoch == last)
+      RLOG_INFO("node %d resumed its session in the cluster (broker epoch %lld)", self_.value(),
+                static_cast<long long>(epoch));
+    else
+      RLOG_INFO("node %d registered in the cluster (broker epoch %lld)", self_.value(), static_cast<long long>(epoch));
+    last = epoch;
     election_.start(registry_->lease());
-    if (hooks_.registered) hooks_.registered();
+    asio::co_spawn(store_.get_executor(), unfence_when_current(epoch, alive_), asio::detached);
   };
   co_return co_await registry_->start(limit, std::move(on_lost), std::move(on_registered));
+}
+
+awaitable<void> ClusterMember::unfence_when_current(int64_t epoch, std::shared_ptr<bool> alive) {
+  // Lead again only once the image is as new as the registration: a new
+  // registration follows a gap in which the controller may have moved this
+  // broker's leaderships elsewhere, and an image from before it still names
+  // this broker their leader. (A resumed one had no gap: its key, and so
+  // its leaderships, stayed.)
+  std::function<bool()> current = [this, alive, epoch] { return !*alive || cache_.image()->revision() >= epoch; };
+  const bool seen = co_await poll_until(std::move(current), std::chrono::milliseconds(10), options_.registry.session_timeout);
+  if (!*alive || !registry_ || registry_->epoch() != epoch || !registry_->registered()) co_return;
+  if (!seen) {
+    // The watch is behind by a whole session: what this broker would lead
+    // is unknown; try again from the top (the registry stays as it is).
+    RLOG_WARN("node %d: the metadata image has not reached registration revision %lld; still fenced", self_.value(),
+              static_cast<long long>(epoch));
+    asio::co_spawn(store_.get_executor(), unfence_when_current(epoch, alive), asio::detached);
+    co_return;
+  }
+  if (hooks_.registered) hooks_.registered();
 }
 
 namespace {

@@ -76,6 +76,9 @@ class ClusterMember {
   awaitable<std::error_code> load_and_watch();
   void on_watch(std::error_code ec, const std::vector<cluster::WatchEvent>& events);
   awaitable<void> reload_after_watch_ended(std::shared_ptr<bool> alive);
+  // Runs the `registered` hook once the image has reached the registration
+  // at `epoch` (its revision), unless the registration changed meanwhile.
+  awaitable<void> unfence_when_current(int64_t epoch, std::shared_ptr<bool> alive);
 
   cluster::MetadataStore& store_;
   cluster::MetadataCache& cache_;

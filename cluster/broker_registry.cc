@@ -81,9 +81,20 @@ awaitable<void> BrokerRegistry::heartbeats(std::shared_ptr<bool> alive) {
     }
     if (Clock::now() - last_renewal < fence_after) continue;  // try again next beat
     // The session may be over: stop leading first, then register anew.
-    lease_ = kNoLease;
+    const LeaseId lapsed = std::exchange(lease_, kNoLease);
     if (on_lost_) on_lost_();
     while (*alive) {
+      // An etcd that was down and came back restores its leases with their
+      // whole TTL: if this one lived, so did the registration, so no other
+      // broker was elected in this one's place and it resumes, epoch and all
+      // (registering anew would wait out that TTL first).
+      if (co_await resume(lapsed)) {
+        if (!*alive) co_return;
+        last_renewal = Clock::now();
+        if (on_registered_) on_registered_(epoch_);
+        break;
+      }
+      if (!*alive) co_return;
       auto ok = co_await try_register();
       if (!*alive) co_return;
       if (ok && *ok) {
@@ -94,6 +105,14 @@ awaitable<void> BrokerRegistry::heartbeats(std::shared_ptr<bool> alive) {
       co_await sleep_for(options_.heartbeat_interval);
     }
   }
+}
+
+awaitable<bool> BrokerRegistry::resume(LeaseId lapsed) {
+  if (!(co_await store_.keep_alive(lapsed))) co_return false;
+  auto current = co_await store_.get(keys::broker(self_.id));
+  if (!current || !*current || (*current)->create_revision != epoch_ || (*current)->lease != lapsed) co_return false;
+  lease_ = lapsed;
+  co_return true;
 }
 
 awaitable<std::error_code> BrokerRegistry::fence_for_shutdown() {

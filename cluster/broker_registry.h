@@ -8,8 +8,11 @@
 // Fencing (DESIGN.md, "Cluster"): a broker that cannot renew its lease must
 // stop leading before the lease can have expired and another broker be
 // elected in its place. The registry calls on_lost once the last renewal
-// is older than the session timeout less one heartbeat interval, then
-// registers anew (a new lease, a new broker epoch) once the store answers.
+// is older than the session timeout less one heartbeat interval, then,
+// once the store answers, resumes its lease if that is still alive (an etcd
+// that restarted restores leases: the registration never went, so nobody
+// was elected in this broker's place; same epoch) or registers anew (a new
+// lease, a new broker epoch).
 #pragma once
 
 #include <chrono>
@@ -54,6 +57,8 @@ class BrokerRegistry {
  private:
   // One attempt: a lease, then the key if absent. false: the id is taken.
   awaitable<Result<bool>> try_register();
+  // The lapsed lease renewed and this registration still under it: true.
+  awaitable<bool> resume(LeaseId lapsed);
   awaitable<void> heartbeats(std::shared_ptr<bool> alive);
 
   MetadataStore& store_;

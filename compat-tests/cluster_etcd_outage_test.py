@@ -12,9 +12,10 @@ partition several times a second.
      and acks=all need no etcd while the ISR does not change).
   2. etcd SIGKILLed and, after 1.5 sessions, restarted on the same data dir
      and ports: every broker stops leading once its lease may have lapsed
-     (README, "A cluster": before another can be elected), registers again
-     when etcd is back, and each partition ends with exactly one leader all
-     brokers agree on.
+     (README, "A cluster": before another can be elected); when etcd is
+     back (it restores its leases with their whole TTL) each resumes its
+     lapsed session, same broker epoch, and leads again, and each partition
+     ends with exactly one leader all brokers agree on.
   3. etcd SIGKILLed and restarted at once: as 1 (etcd keeps its leases
      across a restart and gives each its whole TTL again).
 
@@ -165,12 +166,6 @@ def broker_epochs(c):
     return out
 
 
-def reregistered(c, old):
-    """The brokers' new epochs once every one has registered anew, else None."""
-    now = broker_epochs(c)
-    return now if sorted(now) == IDS and all(now[i] != old[i] for i in IDS) else None
-
-
 def agreed_leaders(c):
     """Every broker lists the three brokers and the same single leader (a
     live broker) and epoch for each partition: -> {partition: (leader, epoch)}."""
@@ -237,23 +232,28 @@ def outage(binary):
             acked = len(clients.acked)
             c.etcd.restart()
             back_at = time.monotonic()
-            # A broker's Metadata lists the brokers of its last image all along; etcd says when they are back.
-            new_epochs = wait_until(lambda: reregistered(c, epochs), SESSION_MS / 1000 + BOUND,
-                                    "every broker registered again (a new broker epoch) after etcd's restart")
+            # etcd restores its leases with their whole TTL when it restarts:
+            # the registrations are there again at once, and each broker
+            # resumes its own (same epoch) instead of waiting it out.
+            led_at = wait_until(lambda: prober.all_led_since(back_at), BOUND, "produce accepted again")
+            new_epochs = broker_epochs(c)
+            assert new_epochs == epochs, "registrations after etcd's restart: %s, were %s (resumed ones keep " \
+                "their epoch)" % (new_epochs, epochs)
             registered_at = time.monotonic()
             c.wait_formed(BOUND, "every broker listing every broker after etcd's restart")
             after = wait_until(lambda: agreed_leaders(c), BOUND, "one leader per partition agreed by every broker")
-            led_at = wait_until(lambda: prober.all_led_since(back_at), BOUND, "produce accepted again")
+            assert all("resumed its session" in c.brokers[i].log_text() for i in IDS), \
+                "not every broker resumed its lapsed session"
             assert all(fenced_count(c)[i] > fenced_before[i] for i in IDS), (
                 "not every broker fenced itself with etcd down %.1f s: %s" % (DOWN_S, fenced_count(c)))
             wait_until(lambda: len(clients.acked) > acked + 100, BOUND, "the producer to be acknowledged again",
                        poll=0.2)
             recovered_at = time.monotonic()
             print("     etcd killed: every broker had stopped leading %.1f s later (fence after %d ms without a "
-                  "renewal); restarted after %.1f s: all registered again %.1f s, produce accepted %.1f s, "
+                  "renewal); restarted after %.1f s: sessions resumed and produce accepted %.1f s, all listed %.1f s, "
                   "librdkafka acknowledged again %.1f s after etcd was back; leaders %s -> %s; epochs %s -> %s" % (
                       stopped_at - killed_at, SESSION_MS - HEARTBEAT_MS, back_at - killed_at,
-                      registered_at - back_at, led_at - back_at, recovered_at - back_at, leaders, after,
+                      led_at - back_at, registered_at - back_at, recovered_at - back_at, leaders, after,
                       epochs, new_epochs), flush=True)
 
             # 3. Killed and restarted at once (well within the session): as a pause.
