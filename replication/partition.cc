@@ -109,6 +109,13 @@ LeaderAppendResult Partition::append_records_as_leader(const LeaderAppendRequest
   }
   auto info = log_->append(batch.bytes, leader_epoch().value());
   if (!info) {
+    // A batch larger than segment.bytes is the request's fault, not the
+    // disk's: Kafka's RecordBatchTooLargeException, which clients do not
+    // retry (KAFKA_STORAGE_ERROR is retried until the message times out).
+    if (info.error() == storage::StorageErrc::record_batch_too_large) {
+      out.status = {ErrorCode::record_list_too_large, {}, {}};
+      return out;
+    }
     RLOG_ERROR("append to %s-%d failed: %s", topic_.c_str(), index(), info.error().message().c_str());
     out.status = {ErrorCode::kafka_storage_error, {}, {}};
     return out;
