@@ -25,9 +25,13 @@ inline constexpr const char* kTopicsPrefix = "topics/";
 inline std::string topic(const std::string& name) { return kTopicsPrefix + name; }
 
 // One partition's replicas, ISR, leader and epochs (metadata_codec.h):
-// {"replicas":[ids],"isr":[ids],"leader":id,"leader_epoch":n,"partition_epoch":n}.
+// {"replicas":[ids],"isr":[ids],"leader":id,"leader_epoch":n,"partition_epoch":n},
+// and while a reassignment runs "adding_replicas":[ids],"removing_replicas":[ids]
+// (absent otherwise, and in values written before reassignments existed).
 // The controller writes it at creation and at each election; the leader
-// writes its ISR by compare-and-swap on this key (Kafka's AlterPartition).
+// writes its ISR by compare-and-swap on this key (Kafka's AlterPartition),
+// and completes a reassignment in the same write; AlterPartitionReassignments
+// starts and cancels one by compare-and-swap from any broker.
 // Absent for a single node's topics: there every partition has one
 // replica, this node, which leads at epoch 0.
 inline constexpr const char* kPartitionsPrefix = "partitions/";
