@@ -37,6 +37,7 @@ import time
 import kafka_harness
 import kafka_wire as kw
 from cluster_harness import Cluster, Runnel, admin, consume, run_tests, runnel_binary, wait_until
+from cluster_replication_test import describe_difference, partition_dir, segment_files
 
 BOUND = 60.0  # seconds: CI machines are loaded
 NONE = 0
@@ -213,20 +214,6 @@ def create_assigned(c, topic, assignment, config=None):
     wait_until(ready, BOUND, "%s created in sync on %s" % (topic, want))
 
 
-def partition_dir(c, node_id, topic, p):
-    return os.path.join(c.brokers[node_id].log_dir, "%s-%d" % (topic, p))
-
-
-def segment_files(c, node_id, topic, p):
-    d = partition_dir(c, node_id, topic, p)
-    out = {}
-    for name in sorted(os.listdir(d)):
-        if name.endswith((".log", ".index", ".timeindex")):
-            with open(os.path.join(d, name), "rb") as f:
-                out[name] = f.read()
-    return out
-
-
 # -- 1 ----------------------------------------------------------------------------------------
 
 def move_under_load(binary):
@@ -289,12 +276,12 @@ def move_under_load(binary):
         wait_until(lambda: not os.path.isdir(partition_dir(c, 1, topic, p)), BOUND, "broker 1's replica removed")
 
         def identical():
-            a, b = segment_files(c, 2, topic, p), segment_files(c, 3, topic, p)
-            assert sorted(a) == sorted(b), "segment names differ: %s / %s" % (sorted(a), sorted(b))
-            for name in a:
-                assert a[name] == b[name], "%s differs (%d / %d bytes)" % (name, len(a[name]), len(b[name]))
-            return sum(len(v) for v in a.values()), len([n for n in a if n.endswith(".log")])
-        size, logs = wait_until(identical, BOUND, "broker 3's segments byte-identical to leader 2's", poll=0.5)
+            files = {i: segment_files(c, i, topic, p) for i in (2, 3)}
+            diff = describe_difference(files)
+            assert diff is None, diff
+            logs = [v for n, v in files[2].items() if n.endswith(".log")]
+            return len(logs), sum(len(v) for v in logs)
+        logs, size = wait_until(identical, BOUND, "broker 3's segments byte-identical to leader 2's", poll=0.5)
 
         values = [v for _, v in sorted(acked)]
         assert len(set(values)) == len(values), "a record was acknowledged twice"
@@ -302,7 +289,7 @@ def move_under_load(binary):
         assert got == values, "read back differs from what was acknowledged (%d / %d records)" % (len(got), len(values))
         log = c.brokers[1].log_text()
         assert "reassignment completed" in log, "broker 1 (the old leader) did not complete the move"
-        print("     %d records acknowledged across the move (completed in %.1f s); %d segments, %d bytes identical"
+        print("     %d records acknowledged across the move (completed in %.1f s); %d segments (%d log bytes) identical"
               % (len(values), took, logs, size), flush=True)
 
 
