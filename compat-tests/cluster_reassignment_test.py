@@ -13,7 +13,8 @@ cluster:
   2. list and cancel: with the target broker SIGSTOPped (sessions of
      20000 ms: it stays registered) the move stays in progress,
      ListPartitionReassignments (raw) shows replicas [2, 3, 1], adding
-     [3], removing [1], --verify says it is still in progress; --cancel
+     [3], removing [1], --verify says it is still in progress and
+     kafka-topics --describe shows the adding and removing replicas; --cancel
      puts the replicas back ([2, 1], Kafka's revert order) and the list
      is empty again; then the errors through raw requests:
      INVALID_REPLICA_ASSIGNMENT (empty, duplicate, unknown broker),
@@ -38,6 +39,7 @@ import kafka_harness
 import kafka_wire as kw
 from cluster_harness import Cluster, Runnel, admin, consume, run_tests, runnel_binary, wait_until
 from cluster_replication_test import describe_difference, partition_dir, segment_files
+from describe_topic_partitions_test import kafka_topics
 
 BOUND = 60.0  # seconds: CI machines are loaded
 NONE = 0
@@ -312,6 +314,9 @@ def list_cancel_and_errors(binary):
             assert parts[p]["leader"] == 1 and sorted(parts[p]["isr"]) == [1, 2], parts[p]
             text = reassign_tool(c.bootstrap([1, 2]), "verify", {(topic, p): [2, 3]})
             assert "Reassignment of partition %s-%d is still in progress" % (topic, p) in text, text
+            # kafka-topics --describe asks ListPartitionReassignments too.
+            text = kafka_topics(classpath(), c.bootstrap([1, 2]), "--describe", "--topic", topic)
+            assert "Replicas: 2,3,1" in text and "Adding Replicas: 3" in text and "Removing Replicas: 1" in text, text
 
             # The tool clears throttles on every broker after a cancel: paused
             # broker 3 cannot answer (nor could a paused Kafka broker).
