@@ -180,3 +180,23 @@ TEST_CASE("acks=all with fewer ISR members than min.insync.replicas appends noth
   REQUIRE(f.append(2, 1, 2).ok());
   REQUIRE(f.partition->log_end_offset() == Offset(2));
 }
+
+TEST_CASE("a batch larger than segment.bytes is RECORD_LIST_TOO_LARGE, as Kafka's RecordBatchTooLargeException",
+          "[replication][partition]") {
+  TempDir dir;
+  FakeClock clock;
+  storage::LogConfig small;
+  small.segment_bytes = 512;
+  auto opened = storage::Log::open(dir.path / "t-0", small, options_with(clock));
+  REQUIRE(opened);
+  std::shared_ptr<storage::Log> log = std::move(*opened);
+  Partition partition("t", PartitionId(0), log, NodeId(1));
+  partition.become_leader_or_follower(PartitionState::single_node(NodeId(1)));
+  Bytes big = batch_of(20, 100, 64);
+  REQUIRE(big.size() > 512);
+  auto refused = partition.append_records_as_leader(client_append(big, 1));
+  // Not KAFKA_STORAGE_ERROR: clients retry that until the message times out.
+  REQUIRE(refused.status.code == ErrorCode::record_list_too_large);
+  REQUIRE(log->log_end_offset() == 0);
+  REQUIRE_FALSE(log->close());
+}
