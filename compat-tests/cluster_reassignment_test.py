@@ -10,16 +10,17 @@ cluster:
      replicas [2, 3], broker 1's partition directory is gone, broker 3's
      segment files are byte-identical to the leader's, and every
      acknowledged record reads back once, in order;
-  2. list and cancel: with the target broker SIGSTOPped (sessions of
-     20000 ms: it stays registered) the move stays in progress,
+  2. errors, list and cancel: first the errors through raw requests:
+     INVALID_REPLICA_ASSIGNMENT (empty, duplicate, unknown broker),
+     INVALID_REPLICATION_FACTOR (v1, AllowReplicationFactorChange false),
+     UNKNOWN_TOPIC_OR_PARTITION, NO_REASSIGNMENT_IN_PROGRESS; then, with
+     the target broker SIGSTOPped (sessions of 60000 ms: it stays
+     registered), the move stays in progress,
      ListPartitionReassignments (raw) shows replicas [2, 3, 1], adding
      [3], removing [1], --verify says it is still in progress and
      kafka-topics --describe shows the adding and removing replicas; --cancel
      puts the replicas back ([2, 1], Kafka's revert order) and the list
-     is empty again; then the errors through raw requests:
-     INVALID_REPLICA_ASSIGNMENT (empty, duplicate, unknown broker),
-     INVALID_REPLICATION_FACTOR (v1, AllowReplicationFactorChange false),
-     UNKNOWN_TOPIC_OR_PARTITION, NO_REASSIGNMENT_IN_PROGRESS;
+     is empty again;
   3. a single node (no etcd): a move to its own id changes nothing, any
      other id is INVALID_REPLICA_ASSIGNMENT, a cancel is
      NO_REASSIGNMENT_IN_PROGRESS, the list is empty.
@@ -298,10 +299,29 @@ def move_under_load(binary):
 # -- 2 ----------------------------------------------------------------------------------------
 
 def list_cancel_and_errors(binary):
-    with Cluster(3, binary, session_timeout_ms=20000, heartbeat_interval_ms=2000) as c:
+    with Cluster(3, binary, session_timeout_ms=60000, heartbeat_interval_ms=2000) as c:
         topic, p = "stay", 0
         create_assigned(c, topic, [[1, 2]])
-        c.sigstop(3)  # registered for 20 s more, but cannot fetch
+        # Errors, through raw requests to a broker that is not the controller too.
+        port = c.port(2)
+        top, res = alter(port, {(topic, p): None})
+        assert (top, res[(topic, p)][0]) == (NONE, NO_REASSIGNMENT_IN_PROGRESS), res
+        for target, what in (([], "empty"), ([1, 1], "more than once"), ([1, 9], "broker 9")):
+            top, res = alter(port, {(topic, p): target})
+            err, msg = res[(topic, p)]
+            assert (top, err) == (NONE, INVALID_REPLICA_ASSIGNMENT), "%s: %d %d" % (target, top, err)
+            assert msg and what in msg, "%s: message %r" % (target, msg)
+        _, res = alter(port, {(topic, p): [1]}, version=1, allow_rf_change=False)
+        assert res[(topic, p)][0] == INVALID_REPLICATION_FACTOR, res
+        _, res = alter(port, {(topic, 5): [1, 2], ("nope", 0): [1, 2]})
+        assert res[(topic, 5)][0] == UNKNOWN_TOPIC_OR_PARTITION and \
+            res[("nope", 0)][0] == UNKNOWN_TOPIC_OR_PARTITION, res
+        # v1 with the factor unchanged, and the current replicas as target: nothing moves.
+        _, res = alter(port, {(topic, p): [1, 2]}, version=1, allow_rf_change=False)
+        assert res[(topic, p)][0] == NONE, res
+        assert listed(port) == {}
+
+        c.sigstop(3)  # registered for 60 s more, but cannot fetch
         try:
             out = reassign_tool(c.bootstrap([1, 2]), "execute", {(topic, p): [2, 3]})
             assert "Successfully started partition reassignment" in out, out
@@ -325,25 +345,6 @@ def list_cancel_and_errors(binary):
             assert listed(c.port(1)) == {} and listed(c.port(2)) == {}, "still listed after --cancel"
             part = c.partitions(2, topic)[p]
             assert part["replicas"] == [2, 1] and sorted(part["isr"]) == [1, 2] and part["leader"] == 1, part
-
-            # Errors, through raw requests to a broker that is not the controller too.
-            port = c.port(2)
-            top, res = alter(port, {(topic, p): None})
-            assert (top, res[(topic, p)][0]) == (NONE, NO_REASSIGNMENT_IN_PROGRESS), res
-            for target, what in (([], "empty"), ([1, 1], "more than once"), ([1, 9], "broker 9")):
-                top, res = alter(port, {(topic, p): target})
-                err, msg = res[(topic, p)]
-                assert (top, err) == (NONE, INVALID_REPLICA_ASSIGNMENT), "%s: %d %d" % (target, top, err)
-                assert msg and what in msg, "%s: message %r" % (target, msg)
-            _, res = alter(port, {(topic, p): [1, 2, 3]}, version=1, allow_rf_change=False)
-            assert res[(topic, p)][0] == INVALID_REPLICATION_FACTOR, res
-            _, res = alter(port, {(topic, 5): [1, 2], ("nope", 0): [1, 2]})
-            assert res[(topic, 5)][0] == UNKNOWN_TOPIC_OR_PARTITION and \
-                res[("nope", 0)][0] == UNKNOWN_TOPIC_OR_PARTITION, res
-            # v1 with the factor unchanged, and the current replicas as target: nothing moves.
-            _, res = alter(port, {(topic, p): [2, 1]}, version=1, allow_rf_change=False)
-            assert res[(topic, p)][0] == NONE, res
-            assert listed(port) == {}
         finally:
             c.sigcont(3)
         # Broker 3 never hosted it, and hosts nothing of it now.
