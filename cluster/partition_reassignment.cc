@@ -40,6 +40,18 @@ void keep_or_elect_leader(PartitionRegistration& p, const IsLive& live) {
   p.leader_epoch = LeaderEpoch(p.leader_epoch.value() + 1);
 }
 
+// Kafka's triggerLeaderEpochBumpForReplicaReassignmentIfNeeded: a change
+// that drops a replica bumps the leader epoch even when the leader stays,
+// so the dropped replica's fetches are fenced at once.
+void bump_if_replicas_dropped(PartitionRegistration& p, const PartitionRegistration& before) {
+  if (p.leader != before.leader || p.leader_epoch != before.leader_epoch) return;  // already bumped
+  for (NodeId r : before.replicas)
+    if (!contains(p.replicas, r)) {
+      p.leader_epoch = LeaderEpoch(p.leader_epoch.value() + 1);
+      return;
+    }
+}
+
 std::optional<ReassignmentError> validate(const std::vector<NodeId>& target, const IsLive& registered) {
   if (target.empty())
     return ReassignmentError{ErrorCode::invalid_replica_assignment,
@@ -72,11 +84,13 @@ bool complete_reassignment(PartitionRegistration& p, const IsLive& live) {
   for (NodeId r : replicas)
     if (contains(p.isr, r)) isr.push_back(r);
   if (replicas.empty() || isr.size() != replicas.size()) return false;
+  const PartitionRegistration before = p;
   p.replicas = std::move(replicas);
   p.isr = std::move(isr);
   p.adding_replicas.clear();
   p.removing_replicas.clear();
   keep_or_elect_leader(p, live);
+  bump_if_replicas_dropped(p, before);
   return true;
 }
 
@@ -119,6 +133,7 @@ Reassigned cancel_reassignment(const PartitionRegistration& current, const IsLiv
   next.adding_replicas.clear();
   next.removing_replicas.clear();
   keep_or_elect_leader(next, live);
+  bump_if_replicas_dropped(next, current);
   next.partition_epoch = current.partition_epoch + 1;
   return next;
 }

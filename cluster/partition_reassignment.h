@@ -10,10 +10,13 @@
 //   complete  once every target replica is in the ISR: replicas = T,
 //             ISR = ISR - removing, adding and removing cleared, and a
 //             leader that is being removed hands over to the first target
-//             replica in the ISR, at the next leader epoch. The brokers
-//             dropped delete their replica when the image says so.
+//             replica in the ISR. The leader epoch goes up whenever a
+//             replica is dropped, the leader staying or not (Kafka's
+//             triggerLeaderEpochBumpForReplicaReassignmentIfNeeded), and
+//             the brokers dropped delete their replica when the image says so.
 //   cancel    back to the replicas before the move: replicas and ISR lose
-//             the adding ones; a leader among them hands over likewise.
+//             the adding ones; a leader among them hands over likewise,
+//             and the leader epoch goes up as for a completion.
 //
 // Who completes: the leader, in the same compare-and-swap that adds the
 // last target replica to its ISR (partition_change.h, alter_isr), as

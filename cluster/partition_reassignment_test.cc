@@ -75,12 +75,20 @@ TEST_CASE("the last target replica joining the ISR completes the move and hands 
   CHECK(done.partition_epoch == moving.partition_epoch + 1);
 }
 
-TEST_CASE("a leader that stays in the target keeps leading at its epoch when the move completes") {
+TEST_CASE("a leader that stays in the target keeps leading, at the next epoch: a replica was dropped") {
   auto moving = moved(reg({1, 2}, {1, 2}, 1), {1, 3});
   auto done = std::get<PartitionRegistration>(alter_isr(moving, NodeId(1), LeaderEpoch(5), ids({1, 2, 3}), kBrokers));
   CHECK(done.replicas == ids({1, 3}));
   CHECK(done.isr == ids({1, 3}));
   CHECK(done.leader == NodeId(1));
+  CHECK(done.leader_epoch == LeaderEpoch(6));
+}
+
+TEST_CASE("growing the replication factor drops no replica: the leader epoch stays") {
+  auto moving = moved(reg({1, 2}, {1, 2}, 1), {1, 2, 3});
+  auto done = std::get<PartitionRegistration>(alter_isr(moving, NodeId(1), LeaderEpoch(5), ids({1, 2, 3}), kBrokers));
+  CHECK_FALSE(done.reassigning());
+  CHECK(done.replicas == ids({1, 2, 3}));
   CHECK(done.leader_epoch == LeaderEpoch(5));
 }
 
@@ -122,6 +130,7 @@ TEST_CASE("cancelling restores the replicas before the move and drops the adding
   CHECK(back.isr == ids({1}));
   CHECK_FALSE(back.reassigning());
   CHECK(back.leader == NodeId(1));
+  CHECK(back.leader_epoch == LeaderEpoch(6));  // replica 3 dropped
   CHECK(back.partition_epoch == moving.partition_epoch + 1);
 }
 

@@ -38,7 +38,8 @@ import time
 
 import kafka_harness
 import kafka_wire as kw
-from cluster_harness import Cluster, Runnel, admin, consume, run_tests, runnel_binary, wait_until
+from cluster_harness import (Cluster, Runnel, admin, consume, produce, records_for, run_tests, runnel_binary,
+                             wait_until)
 from cluster_replication_test import describe_difference, partition_dir, segment_files
 from describe_topic_partitions_test import kafka_topics
 
@@ -301,7 +302,7 @@ def move_under_load(binary):
 def list_cancel_and_errors(binary):
     with Cluster(3, binary, session_timeout_ms=60000, heartbeat_interval_ms=2000) as c:
         topic, p = "stay", 0
-        create_assigned(c, topic, [[1, 2]])
+        create_assigned(c, topic, [[1, 2]], {"min.insync.replicas": "2"})
         # Errors, through raw requests to a broker that is not the controller too.
         port = c.port(2)
         top, res = alter(port, {(topic, p): None})
@@ -330,6 +331,7 @@ def list_cancel_and_errors(binary):
                 assert listed(c.port(node)) == want, "node %d lists %s" % (node, listed(c.port(node)))
             assert listed(c.port(1), {topic: [p, 7], "nope": [0]}) == want
             parts = c.partitions(1, topic)
+            epoch_before = parts[p]["leader_epoch"]
             assert parts[p]["replicas"] == [2, 3, 1], "Metadata replicas during the move: %s" % parts[p]
             assert parts[p]["leader"] == 1 and sorted(parts[p]["isr"]) == [1, 2], parts[p]
             text = reassign_tool(c.bootstrap([1, 2]), "verify", {(topic, p): [2, 3]})
@@ -345,6 +347,10 @@ def list_cancel_and_errors(binary):
             assert listed(c.port(1)) == {} and listed(c.port(2)) == {}, "still listed after --cancel"
             part = c.partitions(2, topic)[p]
             assert part["replicas"] == [2, 1] and sorted(part["isr"]) == [1, 2] and part["leader"] == 1, part
+            # Replica 3 dropped: a new leader epoch (Kafka's), under which
+            # follower 2 goes on following, as acks=all needs it to.
+            assert part["leader_epoch"] > epoch_before, (epoch_before, part)
+            produce(c.bootstrap([1, 2]), topic, records_for(p, 50, b"after-cancel"), acks="all", timeout=BOUND)
         finally:
             c.sigcont(3)
         # Broker 3 never hosted it, and hosts nothing of it now.
