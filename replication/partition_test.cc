@@ -23,10 +23,10 @@ struct Fixture {
 
   std::shared_ptr<storage::LogDirFailure> dir_failure = std::make_shared<storage::LogDirFailure>();
 
-  explicit Fixture(PartitionState state = PartitionState::single_node(NodeId(1))) {
+  explicit Fixture(PartitionState state = PartitionState::single_node(NodeId(1)), storage::LogConfig config = {}) {
     auto options = options_with(clock);
     options.dir_failure = dir_failure;
-    auto opened = storage::Log::open(dir.path / "t-0", storage::LogConfig{}, options);
+    auto opened = storage::Log::open(dir.path / "t-0", config, options);
     REQUIRE(opened);
     log = std::move(*opened);
     partition = std::make_shared<Partition>("t", PartitionId(0), log, NodeId(1));
@@ -130,15 +130,11 @@ TEST_CASE("a partition on an offline log dir answers KAFKA_STORAGE_ERROR to ever
 }
 
 TEST_CASE("the partition snapshots its producers where an append rolls the log, and at close", "[replication][partition]") {
-  TempDir dir;
-  FakeClock clock;
   storage::LogConfig small;
   small.segment_bytes = 1024;
-  auto opened = storage::Log::open(dir.path / "t-0", small, options_with(clock));
-  REQUIRE(opened);
-  std::shared_ptr<storage::Log> log = std::move(*opened);
-  Partition partition("t", PartitionId(0), log, NodeId(1));
-  partition.become_leader_or_follower(PartitionState::single_node(NodeId(1)));
+  Fixture f(PartitionState::single_node(NodeId(1)), small);
+  Partition& partition = *f.partition;
+  const std::shared_ptr<storage::Log>& log = f.log;
   REQUIRE_FALSE(partition.load_producer_state(Clock::system().wall_ms(), 86'400'000));
 
   int32_t seq = 0;
@@ -183,20 +179,13 @@ TEST_CASE("acks=all with fewer ISR members than min.insync.replicas appends noth
 
 TEST_CASE("a batch larger than segment.bytes is RECORD_LIST_TOO_LARGE, as Kafka's RecordBatchTooLargeException",
           "[replication][partition]") {
-  TempDir dir;
-  FakeClock clock;
   storage::LogConfig small;
   small.segment_bytes = 512;
-  auto opened = storage::Log::open(dir.path / "t-0", small, options_with(clock));
-  REQUIRE(opened);
-  std::shared_ptr<storage::Log> log = std::move(*opened);
-  Partition partition("t", PartitionId(0), log, NodeId(1));
-  partition.become_leader_or_follower(PartitionState::single_node(NodeId(1)));
+  Fixture f(PartitionState::single_node(NodeId(1)), small);
   Bytes big = batch_of(20, 100, 64);
   REQUIRE(big.size() > 512);
-  auto refused = partition.append_records_as_leader(client_append(big, 1));
+  auto refused = f.partition->append_records_as_leader(client_append(big, 1));
   // Not KAFKA_STORAGE_ERROR: clients retry that until the message times out.
   REQUIRE(refused.status.code == ErrorCode::record_list_too_large);
-  REQUIRE(log->log_end_offset() == 0);
-  REQUIRE_FALSE(log->close());
+  REQUIRE(f.log->log_end_offset() == 0);
 }
