@@ -82,7 +82,7 @@ awaitable<void> AlterPartitionManager::write(std::string topic, PartitionId id, 
     co_return done();
   }
   const auto& registration = std::get<cluster::PartitionRegistration>(next);
-  if (registration.isr == current->isr) co_return done();
+  if (registration == *current) co_return done();
   auto written = co_await broker_.metadata().commit(cluster::partition_change_txn(*in_image, id, registration));
   if (!written) {
     RLOG_WARN("%s-%d: ISR %s not written: %s", topic.c_str(), id.value(), why.c_str(), written.error().message().c_str());
@@ -91,6 +91,9 @@ awaitable<void> AlterPartitionManager::write(std::string topic, PartitionId id, 
   } else {
     RLOG_INFO("%s-%d: ISR %s from %s to %s (partition epoch %d)", topic.c_str(), id.value(), why.c_str(),
               ids(current->isr).c_str(), ids(registration.isr).c_str(), registration.partition_epoch);
+    if (current->reassigning() && !registration.reassigning())
+      RLOG_INFO("%s-%d: reassignment completed: replicas %s, leader %d at epoch %d", topic.c_str(), id.value(),
+                ids(registration.replicas).c_str(), registration.leader.value(), registration.leader_epoch.value());
     // The ISR changes when the image brings the write back: wait for it,
     // so no second change is built on the old registration.
     (void)co_await broker_.wait_for_image(written->revision, std::chrono::milliseconds(

@@ -42,6 +42,8 @@ const auto kRoutes = std::to_array<ApiRoute>({
     route<DeleteGroupsApi>(),
     route<ElectLeadersApi>(),
     route<IncrementalAlterConfigsApi>(),
+    route<AlterPartitionReassignmentsApi>(),
+    route<ListPartitionReassignmentsApi>(),
     route<OffsetDeleteApi>(),
     route<DescribeClusterApi>(),
     route<DescribeTopicPartitionsApi>(),

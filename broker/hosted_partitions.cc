@@ -131,8 +131,13 @@ awaitable<void> HostedPartitions::reconcile(const cluster::MetadataImage& image)
         // Reassigned elsewhere: stop and remove this replica.
         if (followers_.unfollow) followers_.unfollow(name, hosted->id());
         if (name == group::kOffsetsTopic && hosted->is_leader()) broker_.groups().leadership_changed(index, false);
+        // It leads no more: acks=all produces waiting on it answer
+        // NOT_LEADER_OR_FOLLOWER now (the client retries at the new
+        // leader) instead of at their timeout.
+        hosted->become_leader_or_follower({reg.leader, reg.leader_epoch, reg.replicas, reg.isr});
         table.unhost(*topic, index);
         hosted->wake_fetches();
+        hosted->produce_watchers().check_and_complete();
         dropped.push_back(index);
       }
     }

@@ -83,11 +83,16 @@ Decoded<TopicRecord> decode_topic(const std::string& text) {
 }
 
 std::string encode_partition(const PartitionRegistration& p) {
-  return json::serialize(json::object{{"replicas", node_list(p.replicas)},
-                                      {"isr", node_list(p.isr)},
-                                      {"leader", p.leader.value()},
-                                      {"leader_epoch", p.leader_epoch.value()},
-                                      {"partition_epoch", p.partition_epoch}});
+  json::object o{{"replicas", node_list(p.replicas)},
+                 {"isr", node_list(p.isr)},
+                 {"leader", p.leader.value()},
+                 {"leader_epoch", p.leader_epoch.value()},
+                 {"partition_epoch", p.partition_epoch}};
+  // Only while a reassignment runs, so a partition that never moved keeps
+  // the bytes it had before these fields existed.
+  if (!p.adding_replicas.empty()) o["adding_replicas"] = node_list(p.adding_replicas);
+  if (!p.removing_replicas.empty()) o["removing_replicas"] = node_list(p.removing_replicas);
+  return json::serialize(o);
 }
 
 Decoded<PartitionRegistration> decode_partition(const std::string& text) {
@@ -98,6 +103,8 @@ Decoded<PartitionRegistration> decode_partition(const std::string& text) {
     p.leader = NodeId(static_cast<int32_t>(o.at("leader").as_int64()));
     p.leader_epoch = LeaderEpoch(static_cast<int32_t>(o.at("leader_epoch").as_int64()));
     p.partition_epoch = static_cast<int32_t>(o.at("partition_epoch").as_int64());
+    if (auto* a = o.if_contains("adding_replicas")) p.adding_replicas = read_nodes(*a);
+    if (auto* r = o.if_contains("removing_replicas")) p.removing_replicas = read_nodes(*r);
     if (p.replicas.empty()) return std::string("a partition without replicas");
     if (p.has_leader() && !p.is_replica(p.leader)) return std::string("a leader that is not a replica");
     return p;

@@ -56,9 +56,14 @@ struct BrokerRegistration {
 // PartitionRegistration). The controller writes the replicas, the leader
 // and the leader epoch; the leader writes its ISR (AlterPartition); each
 // write bumps the partition epoch, so writes conditioned on it are fenced.
+// During a reassignment (partition_reassignment.h) the replicas are the
+// target's followed by those being removed; adding_replicas and
+// removing_replicas say which is which, as Kafka's do.
 struct PartitionRegistration {
   std::vector<NodeId> replicas;
   std::vector<NodeId> isr;
+  std::vector<NodeId> adding_replicas;
+  std::vector<NodeId> removing_replicas;
   NodeId leader = kNoNode;
   LeaderEpoch leader_epoch{0};
   int32_t partition_epoch = 0;
@@ -68,6 +73,7 @@ struct PartitionRegistration {
   bool operator==(const PartitionRegistration&) const = default;
 
   bool has_leader() const { return leader != kNoNode; }
+  bool reassigning() const { return !adding_replicas.empty() || !removing_replicas.empty(); }
   bool is_replica(NodeId n) const;
   bool in_isr(NodeId n) const;
 };

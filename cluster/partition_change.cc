@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cluster/partition_reassignment.h"
+
 namespace runnel::cluster {
 
 namespace {
@@ -87,7 +89,10 @@ std::variant<PartitionRegistration, IsrChangeError> alter_isr(const PartitionReg
     if (!current.in_isr(n) && !live(n)) return IsrChangeError{"INELIGIBLE_REPLICA"};
   PartitionRegistration next = current;
   next.isr = std::move(ordered);
-  if (next.isr != current.isr) next.partition_epoch = current.partition_epoch + 1;
+  // The last target replica joining completes a reassignment, in this same
+  // write (Kafka's controller does it while handling the AlterPartition).
+  if (next.isr != current.isr) complete_reassignment(next, live);
+  if (next != current) next.partition_epoch = current.partition_epoch + 1;
   return next;
 }
 

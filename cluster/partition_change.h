@@ -10,6 +10,8 @@
 //   controller   reelect() for each partition touched by a broker's
 //                registration coming, going or being fenced
 //   leader       alter_isr() when a follower falls behind or catches up
+//   any broker   reassign() / cancel_reassignment() for
+//                AlterPartitionReassignments (partition_reassignment.h)
 #pragma once
 
 #include <functional>
@@ -44,7 +46,9 @@ std::optional<PartitionRegistration> elect_preferred(const PartitionRegistration
 // A leader's new ISR for its partition, checked as Kafka's controller
 // checks AlterPartition: from the current leader at the current leader
 // epoch, every member a replica, the leader itself included, and never
-// empty. The error is Kafka's error name for the refusal.
+// empty. The error is Kafka's error name for the refusal. An expansion
+// that brings every target replica of a reassignment into the ISR also
+// completes it (partition_reassignment.h).
 struct IsrChangeError {
   std::string error;  // FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, INVALID_REQUEST, INELIGIBLE_REPLICA
 };

@@ -23,10 +23,10 @@ struct Fixture {
 
   std::shared_ptr<storage::LogDirFailure> dir_failure = std::make_shared<storage::LogDirFailure>();
 
-  explicit Fixture(PartitionState state = PartitionState::single_node(NodeId(1))) {
+  explicit Fixture(PartitionState state = PartitionState::single_node(NodeId(1)), storage::LogConfig config = {}) {
     auto options = options_with(clock);
     options.dir_failure = dir_failure;
-    auto opened = storage::Log::open(dir.path / "t-0", storage::LogConfig{}, options);
+    auto opened = storage::Log::open(dir.path / "t-0", config, options);
     REQUIRE(opened);
     log = std::move(*opened);
     partition = std::make_shared<Partition>("t", PartitionId(0), log, NodeId(1));

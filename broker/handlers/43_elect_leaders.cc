@@ -15,8 +15,6 @@
 
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
-#include "cluster/etcd/key_layout.h"
-#include "cluster/metadata_codec.h"
 #include "cluster/partition_change.h"
 #include "cluster/topic_writes.h"
 

@@ -28,9 +28,13 @@ inline constexpr const char* kTopicsPrefix = "topics/";
 inline std::string topic(const std::string& name) { return kTopicsPrefix + name; }
 
 // One partition's replicas, ISR, leader and epochs (metadata_codec.h):
-// {"replicas":[ids],"isr":[ids],"leader":id,"leader_epoch":n,"partition_epoch":n}.
+// {"replicas":[ids],"isr":[ids],"leader":id,"leader_epoch":n,"partition_epoch":n},
+// and while a reassignment runs "adding_replicas":[ids],"removing_replicas":[ids]
+// (absent otherwise, and in values written before reassignments existed).
 // Written at the partition's first change and every one after: the
-// controller's elections, the leader's ISR changes (Kafka's AlterPartition),
+// controller's elections, the leader's ISR changes (Kafka's AlterPartition,
+// which also completes a reassignment in the same write), and
+// AlterPartitionReassignments starting or cancelling one from any broker;
 // each by compare-and-swap on this key (absent: the partition is still as
 // its topic's assignment created it, the first replica leading at epoch 0).
 // Absent for a single node's topics: there every partition has one
