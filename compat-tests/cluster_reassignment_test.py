@@ -38,9 +38,8 @@ import time
 
 import kafka_harness
 import kafka_wire as kw
-from cluster_harness import (Cluster, Runnel, admin, consume, produce, records_for, run_tests, runnel_binary,
-                             wait_until)
-from cluster_replication_test import describe_difference, partition_dir, segment_files
+from cluster_harness import (Cluster, Runnel, admin, consume, describe_difference, partition_dir, produce,
+                             records_for, run_tests, runnel_binary, segment_files, wait_until)
 from describe_topic_partitions_test import kafka_topics
 
 BOUND = 60.0  # seconds: CI machines are loaded
