@@ -106,14 +106,17 @@ def metadata(ctx):
     topic = ctx.name()
     produce(ctx, topic, [b"x"])  # kcat cannot create a topic: auto-created with num.partitions=1
     md = json.loads(kcat(ctx, "-L", "-J"))
-    assert md["brokers"] == [{"id": 1, "name": ctx.bootstrap}], md["brokers"]
+    listed = {b["id"]: b["name"] for b in md["brokers"]}
+    assert listed == {i: "%s:%d" % a for i, a in ctx.brokers.items()}, md["brokers"]
     topics = {t["topic"]: t for t in md["topics"]}
     assert topic in topics, "topic %s not listed" % topic
     parts = topics[topic]["partitions"]
     assert [p["partition"] for p in parts] == [0], parts
     p = parts[0]
-    assert p["leader"] == 1 and p["replicas"] == [{"id": 1}] and p["isrs"] == [{"id": 1}], p
-    return "broker 1 at %s, auto-created topic with 1 partition" % ctx.bootstrap
+    ids = sorted(ctx.brokers)
+    # auto-created with default.replication.factor: 1 on one broker, 3 in a cluster
+    assert p["leader"] in ids and sorted(r["id"] for r in p["replicas"]) == ids, p
+    return "brokers %s, auto-created topic with 1 partition on all of them" % ids
 
 
 def produce_acks(acks):
@@ -235,7 +238,7 @@ def create_topic_fixture(ctx, topic, partitions):
     """kcat cannot create a topic with more than num.partitions; librdkafka's admin API does it."""
     from confluent_kafka.admin import AdminClient, NewTopic
     a = AdminClient({"bootstrap.servers": ctx.bootstrap, "broker.address.family": "v4"})
-    a.create_topics([NewTopic(topic, partitions, 1)], request_timeout=20)[topic].result(25)
+    a.create_topics([NewTopic(topic, partitions, len(ctx.brokers))], request_timeout=20)[topic].result(25)
     wait_until("topic %s" % topic, lambda: topic in a.list_topics(timeout=10).topics
                and len(a.list_topics(timeout=10).topics[topic].partitions) == partitions, timeout=15)
 

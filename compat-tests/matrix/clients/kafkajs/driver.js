@@ -26,6 +26,14 @@ if (!bootstrap || argv.indexOf('--bootstrap') < 0) {
   process.exit(2)
 }
 
+// Every broker the harness started, node id -> host:port: $MATRIX_BROKERS
+// ("1@host:port,2@host:port,..."), else node 1 at --bootstrap.
+const expectedBrokers = Object.fromEntries(
+  (process.env.MATRIX_BROKERS || '1@' + bootstrap.split(',')[0]).split(',').map(e => {
+    const [id, addr] = e.split('@')
+    return [Number(id), addr]
+  }))
+
 let kafkajs
 try {
   kafkajs = require('kafkajs')
@@ -103,7 +111,7 @@ function withTimeout (promise, ms, what) {
 
 const kafka = new Kafka({
   clientId: 'runnel-matrix-kafkajs',
-  brokers: [bootstrap],
+  brokers: bootstrap.split(','),
   connectionTimeout: 3000,
   requestTimeout: 10000,
   retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 },
@@ -209,19 +217,19 @@ scenarios.metadata = async () => {
   const topic = topicName('metadata')
   await createTopic(topic, 2)
   const cluster = await admin.describeCluster()
-  const [host, port] = bootstrap.split(':')
-  const b = cluster.brokers.find(x => x.nodeId === 1)
-  check(b, 'describeCluster lists no node 1: ' + JSON.stringify(cluster.brokers))
-  check(cluster.brokers.length === 1 && b.host === host && b.port === Number(port),
-    'brokers ' + JSON.stringify(cluster.brokers))
+  const listed = Object.fromEntries(cluster.brokers.map(x => [x.nodeId, `${x.host}:${x.port}`]))
+  check(JSON.stringify(listed) === JSON.stringify(expectedBrokers),
+    'brokers ' + JSON.stringify(cluster.brokers) + ', want ' + JSON.stringify(expectedBrokers))
   const md = await admin.fetchTopicMetadata({ topics: [topic] })
   const t = md.topics.find(x => x.name === topic)
   check(t && t.partitions.length === 2, 'topic metadata ' + JSON.stringify(md.topics))
+  const n = Object.keys(expectedBrokers).length
   for (const p of t.partitions) {
-    check(p.leader === 1 && p.partitionErrorCode === 0, 'partition ' + JSON.stringify(p))
+    check(expectedBrokers[p.leader] && p.replicas.length === n && p.partitionErrorCode === 0,
+      'partition ' + JSON.stringify(p))
   }
-  return `describeCluster: node 1 at ${b.host}:${b.port}, controller ${cluster.controller}; ` +
-    `fetchTopicMetadata: ${topic} with partitions 0,1 led by node 1`
+  return `describeCluster: nodes ${Object.keys(listed)}, controller ${cluster.controller}; ` +
+    `fetchTopicMetadata: ${topic} with partitions 0,1, ${n} replicas each`
 }
 
 scenarios.create_delete_topics = async () => {
