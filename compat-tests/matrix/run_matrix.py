@@ -306,7 +306,7 @@ def main():
             if sid in results:
                 continue
             if sid in only_in_cluster and not args.cluster:
-                results[sid] = {"status": "unsupported", "detail": "needs a cluster (run_matrix.py --cluster)"}
+                results[sid] = {"status": "unsupported", "detail": "needs a cluster: the harness runs it with run_matrix.py --cluster"}
             elif sid in only_in_cluster and sid in pending:
                 results[sid] = {"status": "not_implemented", "detail": "not run: %s" % pending[sid]}
             else:

@@ -220,6 +220,9 @@ public final class CliDriver {
         createTopic(topic, 1);
         List<String> values = numbered("v", 0, 50);
         produce(topic, values, "--request-required-acks", acks);
+        // Latest is the high watermark: in a cluster it moves once the
+        // followers have fetched, after an acks=0 or acks=1 producer returns.
+        Check.waitFor(30_000, "kafka-get-offsets latest to reach 50", () -> offsets(topic, "-1").equals(Map.of(0, 50L)));
         Check.checkEquals(Map.of(0, 50L), offsets(topic, "-1"), "kafka-get-offsets latest");
         Check.checkEquals(values, consume(topic, 50, "--from-beginning"), "values consumed");
         return "50 lines with --request-required-acks " + acks + ", end offset 50, consumed back in order";
