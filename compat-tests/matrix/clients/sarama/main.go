@@ -127,6 +127,16 @@ func main() {
 	}
 }
 
+// errUnsupported marks a scenario the client cannot express here.
+type errUnsupported struct{ why string }
+
+func (u errUnsupported) Error() string { return u.why }
+
+// okDetail is a pass that says more than the time it took.
+type okDetail struct{ detail string }
+
+func (d okDetail) Error() string { return d.detail }
+
 // runOne runs a scenario in its own goroutine: Sarama's calls take no
 // context, so a stuck call is abandoned at the timeout and the next
 // scenario goes on.
@@ -146,6 +156,12 @@ func runOne(s scenario, e *env) (string, string) {
 	}()
 	select {
 	case err := <-done:
+		if u, ok := err.(errUnsupported); ok {
+			return "unsupported", u.why
+		}
+		if d, ok := err.(okDetail); ok {
+			return "pass", d.detail
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return "fail", fmt.Sprintf("timed out after %s: %v", s.timeout, err)
@@ -206,6 +222,7 @@ func scenarios() []scenario {
 		{"admin_grow_partitions", t, scenarioAdminGrowPartitions},
 		{"admin_groups", 60 * time.Second, scenarioAdminGroups},
 		{"admin_delete_records", t, scenarioAdminDeleteRecords},
+		{"leader_failover", 90 * time.Second, scenarioLeaderFailover},
 	}
 }
 
