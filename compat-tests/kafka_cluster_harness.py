@@ -55,18 +55,7 @@ class KafkaNode(runnel_harness.BrokerProcess):
                 "-cp", self.classpath, main, *args]
 
     def write_config(self, voters):
-        props = {
-            "process.roles": "broker,controller",
-            "node.id": str(self.node_id),
-            "controller.quorum.voters": voters,
-            "listeners": "PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d" % (self.port, self.controller_port),
-            "advertised.listeners": "PLAINTEXT://127.0.0.1:%d" % self.port,
-            "inter.broker.listener.name": "PLAINTEXT",
-            "controller.listener.names": "CONTROLLER",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-            "log.dirs": self.log_dir,
-            "num.partitions": "1",
-        }
+        props = kafka_harness.node_properties(self.node_id, voters, self.port, self.controller_port, self.log_dir)
         props.update(self.props)
         with open(self.props_path, "w") as f:
             for k, v in props.items():

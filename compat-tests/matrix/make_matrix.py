@@ -36,8 +36,8 @@ def cell(k, r):
 
 
 def section(scenarios, kafka, runnel):
-    """The table, totals and notes of one pair of result files; returns
-    (lines, notes, [cells that pass on Kafka and fail on Runnel])."""
+    """The table, totals, cells that pass on Kafka and fail on Runnel, and
+    notes of one pair of result files, as lines."""
     clients = sorted(set(kafka) | set(runnel), key=lambda c: ((runnel.get(c) or kafka.get(c))["order"], c))
     lines = [
         "| Client | " + " | ".join(s["title"] for s in scenarios) + " |",
@@ -66,8 +66,11 @@ def section(scenarios, kafka, runnel):
         totals.append("%s: %d passed, %d failed, %d not expressible by the client%s" % (
             name, count("pass"), count("fail"), count("unsupported"),
             ", %d not run (driver not written yet)" % count("not_implemented") if count("not_implemented") else ""))
-    lines += ["", "Totals — " + "; ".join(totals) + "."]
-    return lines, notes, regressions
+    lines += ["", "Totals — " + "; ".join(totals) + ".", "",
+              "**Passes on Kafka, fails on Runnel:** " + ("; ".join(regressions) if regressions else "none") + ".", ""]
+    if notes:
+        lines += ["### Notes on cells that are not a pass", ""] + notes + [""]
+    return lines
 
 
 def main():
@@ -97,12 +100,7 @@ def main():
         "Scenarios that need a cluster are in the next section.",
         "",
     ]
-    body, notes, regressions = section(single, kafka, runnel)
-    lines += body + [""]
-    if regressions:
-        lines += ["**Passes on Kafka, fails on Runnel:** " + "; ".join(regressions) + ".", ""]
-    if notes:
-        lines += ["### Notes on cells that are not a pass", ""] + notes + [""]
+    lines += section(single, kafka, runnel)
     if kafka_c or runnel_c:
         lines += [
             "## Three brokers",
@@ -116,12 +114,7 @@ def main():
             "new leader is named; every record sent must be acknowledged and consumed once, in order.",
             "",
         ]
-        body, notes, regressions = section(scenarios, kafka_c, runnel_c)
-        lines += body + [""]
-        lines += ["**Passes on Kafka, fails on Runnel:** " + ("; ".join(regressions) if regressions else "none") + ".",
-                  ""]
-        if notes:
-            lines += ["### Notes on cells that are not a pass", ""] + notes + [""]
+        lines += section(scenarios, kafka_c, runnel_c)
     with open(OUT, "w") as f:
         f.write("\n".join(lines))
     print("wrote %s" % OUT)
