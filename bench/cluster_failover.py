@@ -68,8 +68,6 @@ import argparse
 import datetime
 import json
 import os
-import re
-import signal
 import statistics
 import subprocess
 import sys
@@ -82,6 +80,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "compat-tests"))
 import kafka_harness  # noqa: E402
 from cluster_harness import Etcd, wait_until  # noqa: E402
+from kafka_cluster_harness import KafkaCluster, stop_all  # noqa: E402
 import kafka_wire as kw  # noqa: E402
 import runnel_harness  # noqa: E402
 from confluent_kafka import Producer  # noqa: E402
@@ -106,23 +105,6 @@ def loadavg():
 def admin(bootstrap):
     # log_level 2: librdkafka's connection-refused lines for the killed node would fill the output.
     return AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 5000, "log_level": 2})
-
-
-def stop_all(nodes, timeout):
-    """SIGTERM to every live node by pid, then SIGKILL whatever is left after `timeout`
-    (the last voters of a quorum cannot finish a controlled shutdown)."""
-    procs = [n.proc for n in nodes if n.proc is not None and n.proc.poll() is None]
-    for p in procs:
-        os.kill(p.pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    for p in procs:
-        try:
-            p.wait(max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            os.kill(p.pid, signal.SIGKILL)
-            p.wait(10)
-    for n in nodes:
-        n.proc = None
 
 
 def describe(bootstrap, topic=None):
@@ -188,126 +170,12 @@ class RunnelCluster:
 # -- Kafka --------------------------------------------------------------------
 
 
-class KafkaNode(runnel_harness.BrokerProcess):
-    """One combined broker+controller of a three-node KRaft cluster."""
-    error = kafka_harness.KafkaError
-    log_name = "kafka.log"
-    stop_timeout = 60.0
-    dump_limit = 20_000
-    ready_poll = 0.2
-    clean_exit_required = False
-
-    def __init__(self, node_id, classpath, cluster_id, props):
-        super().__init__(240.0, False, "bench-kafka-%d-" % node_id)
-        self.name = "kafka node %d" % node_id
-        self.node_id = node_id
-        self.classpath = classpath
-        self.cluster_id = cluster_id
-        self.props = props
-        self.port = kafka_harness.free_port()
-        self.controller_port = kafka_harness.free_port()
-        self.props_path = os.path.join(self.tmp, "server.properties")
-        self.log4j_path = os.path.join(self.tmp, "log4j2.yaml")
-        self.formatted = False
-
-    def java(self, main, *args):
-        return ["java", *kafka_harness.JVM_OPTS, "-Dlog4j2.configurationFile=" + self.log4j_path,
-                "-cp", self.classpath, main, *args]
-
-    def write_config(self, voters):
-        props = {
-            "process.roles": "broker,controller",
-            "node.id": str(self.node_id),
-            "controller.quorum.voters": voters,
-            "listeners": "PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d" % (self.port, self.controller_port),
-            "advertised.listeners": "PLAINTEXT://127.0.0.1:%d" % self.port,
-            "inter.broker.listener.name": "PLAINTEXT",
-            "controller.listener.names": "CONTROLLER",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-            "log.dirs": self.log_dir,
-            "num.partitions": "1",
-        }
-        props.update(self.props)
-        with open(self.props_path, "w") as f:
-            for k, v in props.items():
-                f.write("%s=%s\n" % (k, v))
-        with open(self.log4j_path, "w") as f:
-            f.write(kafka_harness.LOG4J2)
-
-    def launch(self):
-        with open(self.log_path, "ab") as out:
-            if not self.formatted:
-                fmt = self.java("kafka.tools.StorageTool", "format", "--cluster-id=" + self.cluster_id,
-                                "-c", self.props_path)
-                if subprocess.run(fmt, stdin=subprocess.DEVNULL, stdout=out, stderr=out, timeout=120).returncode:
-                    self._fail("kafka-storage format failed")
-                self.formatted = True
-            self.proc = subprocess.Popen(self.java("kafka.Kafka", self.props_path), stdin=subprocess.DEVNULL,
-                                         stdout=out, stderr=out)
-
-
-class KafkaCluster:
-    name = "kafka"
-    label = "Kafka %s" % kafka_harness.KAFKA_VERSION
-
-    def __init__(self, cache_dir, session_ms, heartbeat_ms):
-        self.classpath = kafka_harness.kafka_classpath(cache_dir)
-        cluster_id = kafka_harness.Kafka._cluster_id()
-        common = {
-            "broker.session.timeout.ms": str(session_ms),
-            "broker.heartbeat.interval.ms": str(heartbeat_ms),
-            "auto.leader.rebalance.enable": "false",
-        }
-        self.nodes = {i: KafkaNode(i, self.classpath, cluster_id, common) for i in IDS}
-        self.voters = ",".join("%d@127.0.0.1:%d" % (i, n.controller_port) for i, n in self.nodes.items())
-        for n in self.nodes.values():
-            n.write_config(self.voters)
-
-    def start(self):
-        for n in self.nodes.values():
-            n.launch()
-        self.wait_formed(240)
-
-    def bootstrap(self, ids=None):
-        return ",".join(self.nodes[i].bootstrap for i in (ids or IDS))
-
-    def live(self):
-        return [i for i in IDS if self.nodes[i].alive()]
-
-    def wait_formed(self, timeout=120):
-        def formed():
-            for i in self.live():
-                if self.nodes[i].proc.poll() is not None:
-                    raise RuntimeError("kafka node %d exited" % i)
-                if sorted(describe(self.nodes[i].bootstrap).brokers) != IDS:
-                    return False
-            return True
-        wait_until(formed, timeout, "every Kafka node to list all three brokers", poll=0.5)
-
-    def controller(self):
-        """The KRaft quorum leader (Metadata's controller id is a random broker in KRaft)."""
-        live = self.live()
-        cmd = ["java", "-Xmx256M", "-Dlog4j2.configurationFile=" + self.nodes[live[0]].log4j_path, "-cp",
-               self.classpath, "org.apache.kafka.tools.MetadataQuorumCommand", "--bootstrap-controller",
-               ",".join("127.0.0.1:%d" % self.nodes[i].controller_port for i in live), "describe", "--status"]
-        out = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             timeout=60).stdout.decode()
-        m = re.search(r"LeaderId:\s+(\d+)", out)
-        if not m:
-            raise RuntimeError("kafka-metadata-quorum gave no leader: %s" % out[-2000:])
-        return int(m.group(1))
-
-    def kill9(self, i):
-        self.nodes[i].kill9()
-
-    def restart(self, i):
-        self.nodes[i].launch()
-        self.wait_formed()
-
-    def close(self):
-        stop_all(self.nodes.values(), 20)
-        for n in self.nodes.values():
-            n.close()
+def kafka_cluster(cache_dir, session_ms, heartbeat_ms):
+    return KafkaCluster(cache_dir, {
+        "broker.session.timeout.ms": str(session_ms),
+        "broker.heartbeat.interval.ms": str(heartbeat_ms),
+        "auto.leader.rebalance.enable": "false",
+    }, n=len(IDS), prefix="bench-kafka-")
 
 
 # -- scenarios ------------------------------------------------------------------
@@ -586,7 +454,7 @@ def main():
         for system in systems:
             log("%s, session %d ms, heartbeat %d ms: starting three nodes" % (system, session_ms, heartbeat_ms))
             cluster = (RunnelCluster(args.runnel, session_ms, heartbeat_ms, runnel_set) if system == "runnel"
-                       else KafkaCluster(args.kafka_cache, session_ms, heartbeat_ms))
+                       else kafka_cluster(args.kafka_cache, session_ms, heartbeat_ms))
             try:
                 t0 = time.monotonic()
                 cluster.start()

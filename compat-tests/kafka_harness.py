@@ -79,6 +79,23 @@ class KafkaError(RuntimeError):
     pass
 
 
+def node_properties(node_id, voters, port, controller_port, log_dir):
+    """A combined broker+controller KRaft node on 127.0.0.1: `port` for
+    clients, `controller_port` for the quorum (`voters`: id@host:port,...)."""
+    return {
+        "process.roles": "broker,controller",
+        "node.id": str(node_id),
+        "controller.quorum.voters": voters,
+        "listeners": "PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d" % (port, controller_port),
+        "advertised.listeners": "PLAINTEXT://127.0.0.1:%d" % port,
+        "inter.broker.listener.name": "PLAINTEXT",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "log.dirs": log_dir,
+        "num.partitions": "1",
+    }
+
+
 class Kafka(runnel_harness.BrokerProcess):
     name = "kafka"
     error = KafkaError
@@ -100,24 +117,16 @@ class Kafka(runnel_harness.BrokerProcess):
         self.formatted = False
 
     def _properties(self):
-        props = {
-            "process.roles": "broker,controller",
-            "node.id": "1",
-            "controller.quorum.voters": "1@127.0.0.1:%d" % self.controller_port,
-            "listeners": "PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d" % (self.port, self.controller_port),
-            "advertised.listeners": "PLAINTEXT://127.0.0.1:%d" % self.port,
-            "inter.broker.listener.name": "PLAINTEXT",
-            "controller.listener.names": "CONTROLLER",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-            "log.dirs": self.log_dir,
+        props = node_properties(1, "1@127.0.0.1:%d" % self.controller_port, self.port, self.controller_port,
+                                self.log_dir)
+        props.update({
             # Kafka's shipped server.properties for a single node:
-            "num.partitions": "1",
             "offsets.topic.replication.factor": "1",
             "share.coordinator.state.topic.replication.factor": "1",
             "share.coordinator.state.topic.min.isr": "1",
             "transaction.state.log.replication.factor": "1",
             "transaction.state.log.min.isr": "1",
-        }
+        })
         props.update(self.overrides)
         return props
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates compat-tests/MATRIX.md: runs every client's driver against
 # Apache Kafka 4.1.1 and against Runnel (release build), each broker fresh per
-# client, then writes the table. About 20-30 minutes on 2 cores, most of it
-# JVM and Go start-up and Kafka's own start.
+# client, then again against three brokers of each (--cluster), then writes
+# the tables. About 20-30 minutes on 2 cores for each mode, most of it JVM and
+# Go start-up and Kafka's own start.
 #
 #   compat-tests/matrix/make_matrix.sh [client,client,...]
 set -euo pipefail
@@ -18,5 +19,8 @@ status=0
 $py "$here/run_matrix.py" --broker kafka --clients "$clients" --out "$here/results/kafka.json" || status=1
 $py "$here/run_matrix.py" --broker runnel --runnel build/release/runnel --clients "$clients" \
   --out "$here/results/runnel.json" || status=1
+$py "$here/run_matrix.py" --broker kafka --cluster --clients "$clients" --out "$here/results/kafka-cluster.json" || status=1
+$py "$here/run_matrix.py" --broker runnel --cluster --runnel build/release/runnel --clients "$clients" \
+  --out "$here/results/runnel-cluster.json" || status=1
 $py "$here/make_matrix.py"
 exit $status

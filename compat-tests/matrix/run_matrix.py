@@ -1,25 +1,42 @@
 #!/usr/bin/env python3
-"""Runs the compatibility matrix's client drivers against one broker.
+"""Runs the compatibility matrix's client drivers against one broker, or
+against a three-broker cluster (--cluster).
 
 For each client (a directory under clients/ with an executable `run` and an
 about.json) it starts a FRESH broker — Runnel (runnel_harness.Runnel) or
 Apache Kafka 4.x in KRaft mode (kafka_harness.Kafka) — with the same
-settings, runs
+settings, or with --cluster a fresh cluster of three — Runnel
+(cluster_harness.Cluster: etcd and three `runnel serve`) or Kafka
+(kafka_cluster_harness.KafkaCluster: three KRaft broker+controller nodes) —
+with replication factor 3 and min.insync.replicas 2. It runs
 
-    clients/<client>/run --bootstrap 127.0.0.1:PORT --cache DIR
+    MATRIX_BROKERS=1@127.0.0.1:P1[,2@127.0.0.1:P2,3@127.0.0.1:P3] \
+        clients/<client>/run --bootstrap 127.0.0.1:P1[,127.0.0.1:P2,...] --cache DIR
 
-and reads one JSON line per scenario from its stdout:
+(a cluster's bootstrap lists every broker, as a production client's would:
+a client bootstrapped from one broker could not start while that broker
+is the one killed) and reads one JSON line per scenario from its stdout:
     {"scenario": "<id>", "status": "pass"|"fail"|"unsupported", "detail": "..."}
+and, from a cluster scenario, requests to the harness:
+    {"event": "kill_leader", "topic": "<t>", "partition": <p>}
+which SIGKILLs the partition's leader (from Metadata), waits until the
+survivors name a new leader, keeps the old one down 2 s more and starts it
+again (same dir and port); what it did is appended to the scenario's detail.
 
 A scenario from scenarios.json that the driver does not report counts as a
-failure, as does a driver that exceeds its time. A failure the client's
-about.json lists under "known_failures" (a client bug that fails on Kafka
-too) is kept in the results but does not fail the run. Results are merged into
---out (one JSON object per client), so clients can be run one at a time.
-Exit status 1 when any scenario failed on this broker.
+failure, as does a driver that exceeds its time, except a "cluster_only"
+scenario: on one broker it is "unsupported" (it needs a cluster), and in a
+cluster a driver whose about.json lists it under "not_implemented" gets
+"not_implemented" (shown as not run, not counted as a failure). A failure
+the client's about.json lists under "known_failures" (a client bug that
+fails on Kafka too) is kept in the results but does not fail the run.
+Results are merged into --out (one JSON object per client), so clients can
+be run one at a time. Exit status 1 when any scenario failed on this broker.
 
     /usr/bin/python3 compat-tests/matrix/run_matrix.py --broker runnel \
         --runnel build/release/runnel --clients java,franz-go --out results/runnel.json
+    /usr/bin/python3 compat-tests/matrix/run_matrix.py --broker kafka --cluster \
+        --clients java --out results/kafka-cluster.json
 """
 
 import argparse
@@ -47,10 +64,32 @@ BROKER_SETTINGS = {
     "group.initial.rebalance.delay.ms": "0",
 }
 
+# A cluster's brokers get these too: every partition (the offsets topic's
+# too) on all three, acks=all needing two of them. Both systems detect a
+# dead broker after 3 s (cluster_harness.Cluster's session timeout; Kafka's
+# default is 9 s), so a failover takes about as long on either.
+CLUSTER_SIZE = 3
+CLUSTER_SETTINGS = dict(BROKER_SETTINGS, **{
+    "default.replication.factor": "3",
+    "min.insync.replicas": "2",
+    "offsets.topic.replication.factor": "3",
+    "broker.session.timeout.ms": "3000",
+    "broker.heartbeat.interval.ms": "1000",
+})
+KEEP_DOWN_AFTER_ELECTION = 2.0  # seconds the killed leader stays down once a new one is named
+
+
+def scenario_list():
+    with open(os.path.join(HERE, "scenarios.json")) as f:
+        return json.load(f)
+
 
 def scenarios():
-    with open(os.path.join(HERE, "scenarios.json")) as f:
-        return [s["id"] for s in json.load(f)]
+    return [s["id"] for s in scenario_list()]
+
+
+def cluster_only():
+    return {s["id"] for s in scenario_list() if s.get("cluster_only")}
 
 
 def all_clients():
@@ -66,11 +105,99 @@ def about(client):
         return {}
 
 
-def start_broker(kind, runnel_binary, cache):
+class SingleBroker:
+    """One broker, seen through the calls run_client makes of a cluster."""
+
+    def __init__(self, broker):
+        self.broker = broker
+        self.bootstrap = broker.bootstrap
+        self.brokers_env = "1@" + broker.bootstrap
+
+    def kill_leader(self, topic, partition):
+        return "no cluster: kill_leader ignored"
+
+    def log_text(self):
+        return self.broker.log_text()
+
+    def close(self):
+        self.broker.close()
+
+
+class ThreeBrokers:
+    """A cluster (cluster_harness.Cluster or kafka_cluster_harness.KafkaCluster)
+    and what the drivers may ask of it."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        ids = sorted(cluster.brokers)
+        self.bootstrap = ",".join(cluster.brokers[i].bootstrap for i in ids)
+        self.brokers_env = ",".join("%d@%s" % (i, cluster.brokers[i].bootstrap) for i in ids)
+
+    def live(self):
+        return [i for i in sorted(self.cluster.brokers) if self.cluster.brokers[i].alive()]
+
+    def leader(self, topic, partition, among):
+        """The leader the first of `among` that answers names, if it is one of `among`."""
+        for i in among:
+            try:
+                parts = self.cluster.metadata(i, [topic])["topics"][topic]["partitions"]
+                leader = parts[partition]["leader"]
+                return leader if leader in among else None
+            except Exception:  # not answering yet, or no such partition yet
+                continue
+        return None
+
+    def kill_leader(self, topic, partition):
+        """SIGKILLs topic-partition's leader, waits for a new one, keeps
+        the old one down KEEP_DOWN_AFTER_ELECTION s more, starts it again.
+        Returns what it did (for the scenario's detail)."""
+        from cluster_harness import wait_until
+        t0 = time.monotonic()
+        old = wait_until(lambda: self.leader(topic, partition, self.live()), 30,
+                         "a leader of %s-%d" % (topic, partition))
+        self.cluster.brokers[old].kill9()
+        killed = time.monotonic()
+        survivors = [i for i in self.live() if i != old]
+        new = wait_until(lambda: self.leader(topic, partition, survivors), 60,
+                         "the survivors %s to name a new leader of %s-%d" % (survivors, topic, partition))
+        elected = time.monotonic() - killed
+        time.sleep(KEEP_DOWN_AFTER_ELECTION)
+        self.cluster.brokers[old].start()
+        return "harness: leader %d of %s-%d SIGKILLed %.1f s after the request, node %d leader %.1f s later, " \
+               "%d restarted after %.1f s" % (old, topic, partition, killed - t0, new, elected, old,
+                                              time.monotonic() - killed)
+
+    def log_text(self):
+        if hasattr(self.cluster, "log_text"):
+            return self.cluster.log_text()
+        # etcd last, so that the tail printed on a failure keeps it.
+        return "".join("===== %s =====\n%s" % (b.name, b.log_text()[-6000:])
+                       for b in list(self.cluster.brokers.values()) + [self.cluster.etcd])
+
+    def close(self):
+        self.cluster.close()
+
+
+def start_broker(kind, runnel_binary, cache, cluster):
     if kind == "runnel":
-        return runnel_harness.Runnel(runnel_binary, BROKER_SETTINGS).start()
+        if cluster:
+            import cluster_harness
+            return ThreeBrokers(cluster_harness.Cluster(CLUSTER_SIZE, runnel_binary, CLUSTER_SETTINGS,
+                                                        session_timeout_ms=3000, heartbeat_interval_ms=1000)
+                                .__enter__())
+        return SingleBroker(runnel_harness.Runnel(runnel_binary, BROKER_SETTINGS).start())
+    jars = os.path.join(cache, "kafka-jars")
+    if cluster:
+        import kafka_cluster_harness
+        c = kafka_cluster_harness.KafkaCluster(jars, CLUSTER_SETTINGS, CLUSTER_SIZE)
+        try:
+            return ThreeBrokers(c.start())
+        except BaseException:
+            c._dump()
+            c.close()
+            raise
     import kafka_harness
-    return kafka_harness.Kafka(cache_dir=os.path.join(cache, "kafka-jars"), overrides=BROKER_SETTINGS).start()
+    return SingleBroker(kafka_harness.Kafka(cache_dir=jars, overrides=BROKER_SETTINGS).start())
 
 
 def pump_stderr(stream, client):
@@ -79,14 +206,16 @@ def pump_stderr(stream, client):
     sys.stderr.flush()
 
 
-def run_client(client, bootstrap, cache, timeout):
+def run_client(client, brokers, cache, timeout):
     """Runs one driver; returns ({scenario: {status, detail}}, problem or None)."""
-    cmd = [os.path.join(CLIENTS, client, "run"), "--bootstrap", bootstrap, "--cache", cache]
+    cmd = [os.path.join(CLIENTS, client, "run"), "--bootstrap", brokers.bootstrap, "--cache", cache]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, env=dict(os.environ, MATRIX_BROKERS=brokers.brokers_env))
     err = threading.Thread(target=pump_stderr, args=(proc.stderr, client), daemon=True)
     err.start()
     results = {}
+    harness_notes = {}  # scenario -> what the harness did for it
+    actions = []
     killed = threading.Event()
 
     def kill():
@@ -103,13 +232,25 @@ def run_client(client, bootstrap, cache, timeout):
                 continue
             try:
                 r = json.loads(line)
+                if r.get("event") == "kill_leader":
+                    # In a thread: the driver goes on producing and consuming meanwhile.
+                    act = threading.Thread(target=kill_leader, args=(brokers, r, harness_notes, client),
+                                           daemon=True)
+                    act.start()
+                    actions.append(act)
+                    continue
                 results[r["scenario"]] = {"status": r["status"], "detail": str(r.get("detail", ""))[:500]}
             except (ValueError, KeyError) as e:
                 sys.stderr.write("[%s] unreadable result line %r: %s\n" % (client, line, e))
         rc = proc.wait()
     finally:
         timer.cancel()
+        for act in actions:
+            act.join(120)
     err.join(10)
+    for sid, note in harness_notes.items():
+        if sid in results:
+            results[sid]["detail"] = (results[sid]["detail"] + " [" + note + "]")[:700]
     if killed.is_set():
         return results, "driver killed after %d s" % timeout
     if rc != 0:
@@ -117,9 +258,20 @@ def run_client(client, bootstrap, cache, timeout):
     return results, None
 
 
+def kill_leader(brokers, event, notes, client):
+    sid = event.get("scenario", "leader_failover")
+    try:
+        note = brokers.kill_leader(event["topic"], int(event.get("partition", 0)))
+    except Exception as e:
+        note = "harness: kill_leader failed: %s: %s" % (type(e).__name__, e)
+    sys.stderr.write("[%s] %s\n" % (client, note))
+    notes[sid] = note
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--broker", choices=["runnel", "kafka"], required=True)
+    ap.add_argument("--cluster", action="store_true", help="three brokers, replication factor 3")
     ap.add_argument("--runnel", default=os.path.join(REPO, "build", "release", "runnel"))
     ap.add_argument("--clients", default="", help="comma-separated; default: every client")
     ap.add_argument("--cache", default=os.path.join(REPO, "build", "matrix-cache"))
@@ -131,6 +283,8 @@ def main():
     os.makedirs(cache, exist_ok=True)
     wanted = [c for c in args.clients.split(",") if c] or all_clients()
     ids = scenarios()
+    only_in_cluster = cluster_only()
+    where = args.broker + (" cluster" if args.cluster else "")
     merged = {}
     if args.out and os.path.exists(args.out):
         with open(args.out) as f:
@@ -141,14 +295,21 @@ def main():
         if not os.path.isfile(os.path.join(CLIENTS, client, "run")):
             sys.exit("no such client: %s" % client)
         t0 = time.monotonic()
-        broker = start_broker(args.broker, args.runnel, cache)
+        broker = start_broker(args.broker, args.runnel, cache, args.cluster)
         try:
-            results, problem = run_client(client, broker.bootstrap, cache, args.timeout)
+            results, problem = run_client(client, broker, cache, args.timeout)
         finally:
             broker_log = broker.log_text()
             broker.close()
+        pending = about(client).get("not_implemented", {})
         for sid in ids:
-            if sid not in results:
+            if sid in results:
+                continue
+            if sid in only_in_cluster and not args.cluster:
+                results[sid] = {"status": "unsupported", "detail": "needs a cluster: the harness runs it with run_matrix.py --cluster"}
+            elif sid in only_in_cluster and sid in pending:
+                results[sid] = {"status": "not_implemented", "detail": "not run: %s" % pending[sid]}
+            else:
                 results[sid] = {"status": "fail", "detail": problem or "driver reported nothing"}
         # A client bug that fails the same way on Apache Kafka is recorded
         # in about.json ("known_failures": {scenario: why}); it stays a
@@ -164,11 +325,12 @@ def main():
         if bad:
             failed += ["%s/%s" % (client, sid) for sid in bad]
             tail = broker_log[-20000:]
-            sys.stderr.write("----- %s log tail (%s) -----\n%s\n----- end -----\n" % (args.broker, client, tail))
+            sys.stderr.write("----- %s log tail (%s) -----\n%s\n----- end -----\n" % (where, client, tail))
         merged[client] = {
             "title": about(client).get("title", client),
             "order": about(client).get("order", 1000),
             "broker": args.broker,
+            "brokers": CLUSTER_SIZE if args.cluster else 1,
             "date": time.strftime("%Y-%m-%d"),
             "seconds": round(time.monotonic() - t0, 1),
             "scenarios": {sid: results[sid] for sid in ids},
@@ -179,10 +341,10 @@ def main():
                 json.dump(merged, f, indent=1, sort_keys=True)
                 f.write("\n")
             os.replace(tmp, args.out)
-        print("%s on %s: %d of %d scenarios failed (%.0f s)" % (client, args.broker, len(bad), len(ids),
+        print("%s on %s: %d of %d scenarios failed (%.0f s)" % (client, where, len(bad), len(ids),
                                                                time.monotonic() - t0), flush=True)
     if failed:
-        print("FAILED on %s: %s" % (args.broker, ", ".join(failed)), flush=True)
+        print("FAILED on %s: %s" % (where, ", ".join(failed)), flush=True)
         return 1
     return 0
 

@@ -44,8 +44,9 @@ def consumer(ctx, group, **conf):
 
 def create_topic(ctx, topic, partitions=1, config=None):
     a = admin(ctx)  # kept alive until its futures resolve
-    fs = a.create_topics([NewTopic(topic, partitions, 1, config=config or {})], operation_timeout=20,
-                                  request_timeout=20)
+    # Every broker holds a replica: 1 on one broker, 3 in a cluster.
+    fs = a.create_topics([NewTopic(topic, partitions, len(ctx.brokers), config=config or {})],
+                         operation_timeout=20, request_timeout=20)
     fs[topic].result(25)
     wait_until("topic %s in metadata" % topic,
                lambda: len(partitions_of(ctx, topic) or []) == partitions, timeout=15)
@@ -119,13 +120,17 @@ def metadata(ctx):
     create_topic(ctx, topic, 2)
     md = admin(ctx).list_topics(timeout=10)
     brokers = {b.id: (b.host, b.port) for b in md.brokers.values()}
-    assert brokers == {1: (ctx.host, ctx.port)}, "brokers %s" % brokers
+    assert brokers == ctx.brokers, "brokers %s, want %s" % (brokers, ctx.brokers)
     t = md.topics.get(topic)
     assert t is not None and t.error is None, "topic %s missing from metadata" % topic
     assert sorted(t.partitions) == [0, 1], "partitions %s" % sorted(t.partitions)
+    ids = sorted(ctx.brokers)
     for p in t.partitions.values():
-        assert p.leader == 1 and list(p.replicas) == [1] and list(p.isrs) == [1], "partition %d: %s" % (p.id, p)
-    return "broker 1 at %s:%d, topic with 2 partitions" % brokers[1]
+        assert p.leader in ids and sorted(p.replicas) == ids, "partition %d: %s" % (p.id, p)
+    # A new replica joins the ISR once it has fetched: wait for it.
+    wait_until("the full ISR %s" % ids, lambda: all(
+        sorted(p.isrs) == ids for p in admin(ctx).list_topics(timeout=10).topics[topic].partitions.values()))
+    return "brokers %s, topic with 2 partitions on all of them" % sorted(brokers)
 
 
 def create_delete_topics(ctx):
@@ -449,6 +454,94 @@ def admin_delete_records(ctx):
     assert got[0].offset() == 6 and [m.value() for m in got] == vals[6:]
 
 
+FAILOVER_BEFORE = 100  # records acknowledged before the kill is asked for
+FAILOVER_AFTER = 100   # records acknowledged after a new leader is named
+FAILOVER_EVERY = 0.005  # one record per 5 ms
+
+
+def leader_of(ctx, topic):
+    p = admin(ctx).list_topics(timeout=5).topics[topic].partitions[0]
+    return p.leader if p.error is None else -1
+
+
+def leader_failover(ctx):
+    """One partition on every broker; an idempotent acks=all producer sends a
+    record every 5 ms while an assigned consumer reads; after 100
+    acknowledgements the harness kills the leader. Producing goes on until a
+    new leader is named and 100 more are acknowledged; then every record sent
+    must have been acknowledged and consumed exactly once, in order."""
+    topic = ctx.name()
+    ids = sorted(ctx.brokers)
+    create_topic(ctx, topic, 1)
+    wait_until("%s's full ISR" % topic, lambda: sorted(
+        admin(ctx).list_topics(timeout=10).topics[topic].partitions[0].isrs) == ids, timeout=30)
+    old = leader_of(ctx, topic)
+    p = producer(ctx, acks="all", enable_idempotence=True, linger_ms=1, message_timeout_ms=80000)
+    c = consumer(ctx, ctx.name("reader"))
+    c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    sent, acked, errors, consumed = [], {}, [], []
+
+    def on_delivery(err, msg):
+        if err is not None:
+            errors.append(str(err))
+        else:
+            acked[msg.value()] = msg.offset()
+
+    def step():
+        v = b"%s-%06d" % (topic.encode(), len(sent))
+        p.produce(topic, v, partition=0, on_delivery=on_delivery)
+        sent.append(v)
+        p.poll(0)
+        m = c.poll(FAILOVER_EVERY)
+        while m is not None:
+            if m.error():
+                if m.error().fatal():
+                    raise AssertionError("consumer: %s" % m.error())
+                log("consumer (transient): %s" % m.error())
+            else:
+                consumed.append((m.offset(), m.value()))
+            m = c.poll(0)
+
+    try:
+        deadline = time.monotonic() + 20
+        while len(acked) < FAILOVER_BEFORE:
+            assert time.monotonic() < deadline, "%d of %d acknowledged before the kill" % (len(acked), FAILOVER_BEFORE)
+            step()
+        ctx.kill_leader(topic, 0)
+        killed_at, new, checked = time.monotonic(), None, 0.0
+        acked_at_change = None
+        while acked_at_change is None or len(acked) < acked_at_change + FAILOVER_AFTER:
+            assert time.monotonic() < killed_at + 60, "60 s after the kill: new leader %s, %d acknowledged, " \
+                "errors %s" % (new, len(acked), errors[:3])
+            step()
+            if new is None and time.monotonic() - checked > 0.25:
+                checked = time.monotonic()
+                try:
+                    leader = leader_of(ctx, topic)
+                    if leader not in (old, -1):
+                        new, acked_at_change = leader, len(acked)
+                except Exception:  # the metadata request went to the dead broker: ask again
+                    pass
+        left = p.flush(60)
+        assert left == 0, "%d records not delivered 60 s after the last send" % left
+        deadline = time.monotonic() + 30
+        while len(consumed) < len(sent) and time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is not None and not m.error():
+                consumed.append((m.offset(), m.value()))
+    finally:
+        c.close()
+    assert not errors, "%d delivery errors: %s" % (len(errors), errors[:3])
+    assert len(acked) == len(sent), "%d of %d acknowledged" % (len(acked), len(sent))
+    values_read = [v for _, v in consumed]
+    assert values_read == sent, "consumed %d records, sent %d (first difference at %s)" % (
+        len(values_read), len(sent), next((i for i, (a, b) in enumerate(zip(values_read, sent)) if a != b),
+                                          min(len(values_read), len(sent))))
+    assert [o for o, _ in consumed] == [acked[v] for v in sent], "acknowledged offsets differ from consumed ones"
+    return "%d records, leader %d killed, %d took over: all acknowledged and consumed once, in order" % (
+        len(sent), old, new)
+
+
 def scenarios():
     s = {
         "metadata": metadata,
@@ -471,6 +564,7 @@ def scenarios():
         "admin_grow_partitions": admin_grow_partitions,
         "admin_groups": admin_groups,
         "admin_delete_records": admin_delete_records,
+        "leader_failover": leader_failover,
     }
     if not hasattr(AdminClient, "delete_records"):
         s["admin_delete_records"] = Unsupported("confluent-kafka-python %s has no AdminClient.delete_records "

@@ -106,14 +106,17 @@ def metadata(ctx):
     topic = ctx.name()
     produce(ctx, topic, [b"x"])  # kcat cannot create a topic: auto-created with num.partitions=1
     md = json.loads(kcat(ctx, "-L", "-J"))
-    assert md["brokers"] == [{"id": 1, "name": ctx.bootstrap}], md["brokers"]
+    listed = {b["id"]: b["name"] for b in md["brokers"]}
+    assert listed == {i: "%s:%d" % a for i, a in ctx.brokers.items()}, md["brokers"]
     topics = {t["topic"]: t for t in md["topics"]}
     assert topic in topics, "topic %s not listed" % topic
     parts = topics[topic]["partitions"]
     assert [p["partition"] for p in parts] == [0], parts
     p = parts[0]
-    assert p["leader"] == 1 and p["replicas"] == [{"id": 1}] and p["isrs"] == [{"id": 1}], p
-    return "broker 1 at %s, auto-created topic with 1 partition" % ctx.bootstrap
+    ids = sorted(ctx.brokers)
+    # auto-created with default.replication.factor: 1 on one broker, 3 in a cluster
+    assert p["leader"] in ids and sorted(r["id"] for r in p["replicas"]) == ids, p
+    return "brokers %s, auto-created topic with 1 partition on all of them" % ids
 
 
 def produce_acks(acks):
@@ -235,7 +238,7 @@ def create_topic_fixture(ctx, topic, partitions):
     """kcat cannot create a topic with more than num.partitions; librdkafka's admin API does it."""
     from confluent_kafka.admin import AdminClient, NewTopic
     a = AdminClient({"bootstrap.servers": ctx.bootstrap, "broker.address.family": "v4"})
-    a.create_topics([NewTopic(topic, partitions, 1)], request_timeout=20)[topic].result(25)
+    a.create_topics([NewTopic(topic, partitions, len(ctx.brokers))], request_timeout=20)[topic].result(25)
     wait_until("topic %s" % topic, lambda: topic in a.list_topics(timeout=10).topics
                and len(a.list_topics(timeout=10).topics[topic].partitions) == partitions, timeout=15)
 
@@ -288,6 +291,89 @@ def offsets_resume(ctx):
     assert [r["payload"] for r in rest] == vals[4:]
 
 
+FAILOVER_BEFORE = 100  # records consumed (so acknowledged by all) before the kill is asked for
+FAILOVER_AFTER = 100   # records consumed after a new leader is named
+
+
+def leader_and_isr(ctx, topic):
+    md = json.loads(kcat(ctx, "-L", "-J", "-t", topic, timeout=15))
+    (t,) = [t for t in md["topics"] if t["topic"] == topic]
+    p = t["partitions"][0]
+    return p["leader"], sorted(r["id"] for r in p["isrs"])
+
+
+def leader_failover(ctx):
+    """One partition on every broker; kcat -P (acks=all, idempotent) is fed a
+    record every 5 ms on stdin while kcat -C reads; once 100 records are
+    consumed the harness kills the leader. Feeding goes on until a new leader
+    is named and 100 more are consumed; then kcat -P must exit 0 with no
+    failed delivery (kcat reports no per-record acknowledgement: all were
+    acknowledged) and kcat -C must have read every record once, in order."""
+    topic = ctx.name()
+    ids = sorted(ctx.brokers)
+    create_topic_fixture(ctx, topic, 1)
+    wait_until("%s's full ISR" % topic, lambda: leader_and_isr(ctx, topic)[1] == ids, timeout=30)
+    old = leader_and_isr(ctx, topic)[0]
+    cons = Background(ctx, "-C", "-t", topic, "-p", "0", "-o", "beginning", "-J", "-u")
+    prod = subprocess.Popen(kcat_args(ctx, "-P", "-t", topic, "-p", "0", "-X", "acks=all", "-X",
+                                      "enable.idempotence=true", "-X", "linger.ms=1", "-X", "message.timeout.ms=80000"),
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err_lines = []
+    threading.Thread(target=lambda: err_lines.extend(prod.stderr.read().decode("utf-8", "replace").splitlines()),
+                     daemon=True).start()
+    sent = []
+
+    def step():
+        v = "%s-%06d" % (topic, len(sent))
+        prod.stdin.write(v.encode() + b"\n")
+        prod.stdin.flush()
+        sent.append(v)
+        time.sleep(0.005)
+
+    def consumed():
+        return len(cons.snapshot()[0])
+
+    try:
+        deadline = time.monotonic() + 20
+        while consumed() < FAILOVER_BEFORE:
+            assert time.monotonic() < deadline, "%d of %d consumed before the kill" % (consumed(), FAILOVER_BEFORE)
+            step()
+        ctx.kill_leader(topic, 0)
+        killed, new, at_change, checked = time.monotonic(), None, None, 0.0
+        while at_change is None or consumed() < at_change + FAILOVER_AFTER:
+            assert time.monotonic() < killed + 60, "60 s after the kill: new leader %s, %d consumed" % (new, consumed())
+            step()
+            if new is None and time.monotonic() - checked > 0.5:
+                checked = time.monotonic()
+                try:
+                    leader = leader_and_isr(ctx, topic)[0]
+                    if leader not in (old, -1):
+                        new, at_change = leader, consumed()
+                except Exception:  # asked the dead broker, or no leader yet: ask again
+                    pass
+        prod.stdin.close()
+        rc = prod.wait(90)
+        wait_until("kcat -C to read all %d records" % len(sent), lambda: consumed() >= len(sent), timeout=30)
+        time.sleep(0.5)  # anything more would be a duplicate
+    finally:
+        if prod.poll() is None:
+            prod.kill()
+            prod.wait(10)
+        cons.stop()
+    # librdkafka's connection errors (the killed broker) come through kcat as
+    # "% ERROR: Local: Broker transport failure" lines: expected here; any
+    # other error, or a failed delivery, is not.
+    failed = [l for l in err_lines if re.search(r"^% ERROR|Delivery failed", l)
+              and "Local: Broker transport failure" not in l]
+    assert rc == 0 and not failed, "kcat -P exited %s: %s" % (rc, failed[:3])
+    got = cons.snapshot()[0]
+    assert [r["payload"] for r in got] == sent, "consumed %d records, sent %d (lost, duplicated or reordered)" % (
+        len(got), len(sent))
+    assert [r["offset"] for r in got] == list(range(len(sent))), "offsets not 0..%d" % (len(sent) - 1)
+    return "%d records, leader %d killed, %d took over: all delivered and consumed once, in order" % (
+        len(sent), old, new)
+
+
 def scenarios():
     return {
         "metadata": metadata,
@@ -310,4 +396,5 @@ def scenarios():
         "admin_grow_partitions": Unsupported(NO_ADMIN % "create partitions"),
         "admin_groups": Unsupported(NO_ADMIN % "list or describe groups; -L lists brokers and topics only"),
         "admin_delete_records": Unsupported(NO_ADMIN % "delete records"),
+        "leader_failover": leader_failover,
     }

@@ -51,12 +51,26 @@ def wait_until(what, predicate, timeout=20.0, step=0.2):
         time.sleep(step)
 
 
+def brokers_from_env(bootstrap):
+    """{node id: (host, port)} of every broker the harness started: $MATRIX_BROKERS
+    ("1@host:port,2@host:port,..."), else the one broker of --bootstrap as node 1."""
+    spec = os.environ.get("MATRIX_BROKERS") or "1@" + bootstrap.split(",")[0]
+    brokers = {}
+    for entry in spec.split(","):
+        node, addr = entry.split("@", 1)
+        host, port = addr.rsplit(":", 1)
+        brokers[int(node)] = (host, int(port))
+    return brokers
+
+
 class Context:
     def __init__(self, client_id, bootstrap, cache):
         self.client_id = client_id
         self.bootstrap = bootstrap
-        self.host, port = bootstrap.rsplit(":", 1)
+        self.host, port = bootstrap.split(",")[0].rsplit(":", 1)
         self.port = int(port)
+        self.brokers = brokers_from_env(bootstrap)
+        self.cluster = len(self.brokers) > 1
         self.cache = cache
         self.run_id = "".join(random.choice(string.ascii_lowercase + string.digits) for _ in range(6))
         self.scenario = None
@@ -65,12 +79,25 @@ class Context:
         """A topic or group name unique to this client, run and scenario."""
         return "%s-%s-%s%s" % (self.client_id, self.run_id, self.scenario.replace("_", "-"), "-" + suffix if suffix else "")
 
+    def kill_leader(self, topic, partition=0):
+        """Asks the harness (run_matrix.py, reading stdout) to SIGKILL the
+        partition's leader; it starts it again after a new leader is named."""
+        print(json.dumps({"event": "kill_leader", "scenario": self.scenario, "topic": topic,
+                          "partition": partition}), flush=True)
 
-def scenario_ids():
+
+NEEDS_CLUSTER = Unsupported("needs a cluster: the harness runs it with run_matrix.py --cluster")
+
+
+def scenario_list():
     with open(os.path.join(MATRIX_DIR, "scenarios.json")) as f:
         ids = json.load(f)
     # Either a plain list of ids or a list of {"id": ...} objects.
-    return [x if isinstance(x, str) else x["id"] for x in ids]
+    return [{"id": x} if isinstance(x, str) else x for x in ids]
+
+
+def scenario_ids():
+    return [x["id"] for x in scenario_list()]
 
 
 def _on_alarm(signum, frame):
@@ -96,11 +123,16 @@ def run(client_id, scenarios, args=None):
     args = args or parse_args()
     ctx = Context(client_id, args.bootstrap, args.cache)
     ids = scenario_ids()
+    cluster_only = {x["id"] for x in scenario_list() if x.get("cluster_only")}
     if args.only:
         ids = [i for i in ids if i in args.only.split(",")]
     signal.signal(signal.SIGALRM, _on_alarm)
     for sid in ids:
         fn = scenarios.get(sid)
+        if fn is not None and sid in cluster_only and not ctx.cluster:
+            fn = NEEDS_CLUSTER
+        if fn is None and sid in cluster_only:
+            continue  # not written for this driver yet: run_matrix.py reports it (about.json's not_implemented)
         if fn is None:
             emit(sid, "fail", "the %s driver has no code for this scenario" % client_id)
             continue

@@ -41,7 +41,7 @@ func startMember(ctx context.Context, e *env, group, topic string) (*member, err
 			}
 		}
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.bootstrap), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.seeds...), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit(),
 		kgo.OnPartitionsAssigned(change(true)), kgo.OnPartitionsRevoked(change(false)), kgo.OnPartitionsLost(change(false)))
 	if err != nil {
@@ -173,7 +173,7 @@ func waitSeen(ctx context.Context, ms []*member, want []string) error {
 
 // produceSpread produces perPartition values to each of n partitions.
 func produceSpread(ctx context.Context, e *env, topic string, n int, perPartition int, tag string) ([]string, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.bootstrap), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.seeds...), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +270,7 @@ func scenarioOffsetsResume(ctx context.Context, e *env) error {
 		return []kgo.Opt{kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit()}
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.bootstrap)}, groupOpts()...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.seeds...)}, groupOpts()...)...)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,8 +27,29 @@ import (
 // so each scenario's topics and groups are its own.
 type env struct {
 	bootstrap string
+	seeds     []string         // --bootstrap split at commas
+	brokers   map[int32]string // node id -> host:port of every broker ($MATRIX_BROKERS)
 	prefix    string
 	adm       *kadm.Client
+}
+
+// brokersFromEnv reads $MATRIX_BROKERS ("1@host:port,2@host:port,..."); without
+// it the one broker of --bootstrap is node 1.
+func brokersFromEnv(seeds []string) map[int32]string {
+	spec := os.Getenv("MATRIX_BROKERS")
+	if spec == "" {
+		spec = "1@" + seeds[0]
+	}
+	out := map[int32]string{}
+	for _, entry := range strings.Split(spec, ",") {
+		id, addr, _ := strings.Cut(entry, "@")
+		n, err := strconv.Atoi(id)
+		if err != nil {
+			log.Fatalf("MATRIX_BROKERS entry %q: %v", entry, err)
+		}
+		out[int32(n)] = addr
+	}
+	return out
 }
 
 func (e *env) name(what string) string { return e.prefix + "-" + what }
@@ -50,6 +72,11 @@ type errUnsupported struct{ why string }
 
 func (u errUnsupported) Error() string { return u.why }
 
+// okDetail is a pass that says more than the time it took.
+type okDetail struct{ detail string }
+
+func (d okDetail) Error() string { return d.detail }
+
 func main() {
 	bootstrap := flag.String("bootstrap", "", "host:port of the broker")
 	flag.Parse()
@@ -60,8 +87,9 @@ func main() {
 
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
-	e := &env{bootstrap: *bootstrap, prefix: "franzgo-" + hex.EncodeToString(suffix)}
-	admClient, err := kgo.NewClient(kgo.SeedBrokers(e.bootstrap))
+	e := &env{bootstrap: *bootstrap, seeds: strings.Split(*bootstrap, ","), prefix: "franzgo-" + hex.EncodeToString(suffix)}
+	e.brokers = brokersFromEnv(e.seeds)
+	admClient, err := kgo.NewClient(kgo.SeedBrokers(e.seeds...))
 	if err != nil {
 		log.Fatalf("admin client: %v", err)
 	}
@@ -90,6 +118,9 @@ func runOne(s scenario, e *env) (status, detail string) {
 	err := s.run(ctx, e)
 	if u, ok := err.(errUnsupported); ok {
 		return "unsupported", u.why
+	}
+	if d, ok := err.(okDetail); ok {
+		return "pass", d.detail
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -135,13 +166,15 @@ func scenarios() []scenario {
 		{"admin_grow_partitions", t, scenarioAdminGrowPartitions},
 		{"admin_groups", 60 * time.Second, scenarioAdminGroups},
 		{"admin_delete_records", t, scenarioAdminDeleteRecords},
+		{"leader_failover", 90 * time.Second, scenarioLeaderFailover},
 	}
 }
 
 // ---- helpers ----
 
 func createTopic(ctx context.Context, e *env, topic string, partitions int32) error {
-	resp, err := e.adm.CreateTopic(ctx, partitions, 1, nil, topic)
+	// A replica on every broker: 1 on one broker, 3 in a cluster.
+	resp, err := e.adm.CreateTopic(ctx, partitions, int16(len(e.brokers)), nil, topic)
 	if err != nil {
 		return fmt.Errorf("create topic %s: %w", topic, err)
 	}
@@ -203,7 +236,7 @@ func values(prefix string, n int) []string {
 // produceSync produces values to partition 0 of topic with the given client
 // options and returns the offsets the broker acknowledged.
 func produceSync(ctx context.Context, e *env, topic string, vals []string, opts ...kgo.Opt) ([]int64, error) {
-	opts = append([]kgo.Opt{kgo.SeedBrokers(e.bootstrap), kgo.DefaultProduceTopic(topic)}, opts...)
+	opts = append([]kgo.Opt{kgo.SeedBrokers(e.seeds...), kgo.DefaultProduceTopic(topic)}, opts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
@@ -227,7 +260,7 @@ func produceSync(ctx context.Context, e *env, topic string, vals []string, opts 
 // consumeN reads until n records arrived (or ctx ends) with a client built
 // from opts, which must say what to consume.
 func consumeN(ctx context.Context, e *env, n int, opts ...kgo.Opt) ([]*kgo.Record, error) {
-	opts = append([]kgo.Opt{kgo.SeedBrokers(e.bootstrap)}, opts...)
+	opts = append([]kgo.Opt{kgo.SeedBrokers(e.seeds...)}, opts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
@@ -291,25 +324,26 @@ func scenarioMetadata(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	host, portStr, _ := net.SplitHostPort(e.bootstrap)
-	port, _ := strconv.Atoi(portStr)
-	if len(md.Brokers) != 1 {
-		return fmt.Errorf("metadata lists %d brokers, want 1", len(md.Brokers))
+	if len(md.Brokers) != len(e.brokers) {
+		return fmt.Errorf("metadata lists %d brokers, want %d", len(md.Brokers), len(e.brokers))
 	}
-	b := md.Brokers[0]
-	if b.NodeID != 1 || b.Host != host || b.Port != int32(port) {
-		return fmt.Errorf("broker is node %d at %s:%d, want node 1 at %s", b.NodeID, b.Host, b.Port, e.bootstrap)
+	for _, b := range md.Brokers {
+		if want := e.brokers[b.NodeID]; net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))) != want {
+			return fmt.Errorf("broker is node %d at %s:%d, want %q", b.NodeID, b.Host, b.Port, want)
+		}
 	}
 	td := md.Topics[topic]
 	if td.Err != nil || len(td.Partitions) != 2 {
 		return fmt.Errorf("topic %s: %d partitions, err %v; want 2", topic, len(td.Partitions), td.Err)
 	}
 	for _, p := range td.Partitions {
-		if p.Leader != 1 || len(p.Replicas) != 1 || p.Replicas[0] != 1 {
-			return fmt.Errorf("partition %d: leader %d replicas %v, want leader 1 replicas [1]", p.Partition, p.Leader, p.Replicas)
+		if _, ok := e.brokers[p.Leader]; !ok || len(p.Replicas) != len(e.brokers) {
+			return fmt.Errorf("partition %d: leader %d replicas %v, want a broker and %d replicas", p.Partition,
+				p.Leader, p.Replicas, len(e.brokers))
 		}
 	}
-	return nil
+	// A new replica joins the ISR once it has fetched: wait for it.
+	return waitFullISR(ctx, e, topic)
 }
 
 func scenarioCreateDeleteTopics(ctx context.Context, e *env) error {
@@ -377,7 +411,7 @@ func scenarioKeysHeadersTimestamps(ctx context.Context, e *env) error {
 			Headers: []kgo.RecordHeader{{Key: "empty", Value: []byte{}}}},
 		{Key: []byte(""), Value: []byte(""), Timestamp: base.Add(3 * time.Second)},
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.bootstrap), kgo.DefaultProduceTopic(topic))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.seeds...), kgo.DefaultProduceTopic(topic))
 	if err != nil {
 		return err
 	}
@@ -462,7 +496,7 @@ func scenarioIdempotentProduce(ctx context.Context, e *env) error {
 	}
 	// Idempotence is franz-go's default; ask for the producer id to be sure
 	// the broker granted one.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.bootstrap), kgo.DefaultProduceTopic(topic))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.seeds...), kgo.DefaultProduceTopic(topic))
 	if err != nil {
 		return err
 	}
@@ -543,7 +577,7 @@ func scenarioConsumeLatest(ctx context.Context, e *env) error {
 		return err
 	}
 	fetching := &firstFetch{sent: make(chan struct{})}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.bootstrap), kgo.ConsumeTopics(topic),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.seeds...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()), kgo.WithHooks(fetching))
 	if err != nil {
 		return err
@@ -589,7 +623,7 @@ func scenarioConsumeTimestamp(ctx context.Context, e *env) error {
 	for i, v := range vals {
 		recs[i] = &kgo.Record{Value: []byte(v), Timestamp: base.Add(time.Duration(i) * time.Second)}
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.bootstrap), kgo.DefaultProduceTopic(topic))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.seeds...), kgo.DefaultProduceTopic(topic))
 	if err != nil {
 		return err
 	}

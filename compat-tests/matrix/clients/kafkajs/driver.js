@@ -11,7 +11,7 @@ const ORDER = [
   'keys_headers_timestamps', 'compression_gzip', 'compression_snappy', 'compression_lz4',
   'compression_zstd', 'idempotent_produce', 'consume_earliest', 'consume_latest',
   'consume_timestamp', 'group_of_three', 'offsets_resume', 'admin_configs',
-  'admin_grow_partitions', 'admin_groups', 'admin_delete_records',
+  'admin_grow_partitions', 'admin_groups', 'admin_delete_records', 'leader_failover',
 ]
 
 function emit (scenario, status, detail) {
@@ -25,6 +25,14 @@ if (!bootstrap || argv.indexOf('--bootstrap') < 0) {
   log('usage: driver.js --bootstrap HOST:PORT')
   process.exit(2)
 }
+
+// Every broker the harness started, node id -> host:port: $MATRIX_BROKERS
+// ("1@host:port,2@host:port,..."), else node 1 at --bootstrap.
+const expectedBrokers = Object.fromEntries(
+  (process.env.MATRIX_BROKERS || '1@' + bootstrap.split(',')[0]).split(',').map(e => {
+    const [id, addr] = e.split('@')
+    return [Number(id), addr]
+  }))
 
 let kafkajs
 try {
@@ -103,7 +111,7 @@ function withTimeout (promise, ms, what) {
 
 const kafka = new Kafka({
   clientId: 'runnel-matrix-kafkajs',
-  brokers: [bootstrap],
+  brokers: bootstrap.split(','),
   connectionTimeout: 3000,
   requestTimeout: 10000,
   retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 },
@@ -209,19 +217,19 @@ scenarios.metadata = async () => {
   const topic = topicName('metadata')
   await createTopic(topic, 2)
   const cluster = await admin.describeCluster()
-  const [host, port] = bootstrap.split(':')
-  const b = cluster.brokers.find(x => x.nodeId === 1)
-  check(b, 'describeCluster lists no node 1: ' + JSON.stringify(cluster.brokers))
-  check(cluster.brokers.length === 1 && b.host === host && b.port === Number(port),
-    'brokers ' + JSON.stringify(cluster.brokers))
+  const listed = Object.fromEntries(cluster.brokers.map(x => [x.nodeId, `${x.host}:${x.port}`]))
+  check(JSON.stringify(listed) === JSON.stringify(expectedBrokers),
+    'brokers ' + JSON.stringify(cluster.brokers) + ', want ' + JSON.stringify(expectedBrokers))
   const md = await admin.fetchTopicMetadata({ topics: [topic] })
   const t = md.topics.find(x => x.name === topic)
   check(t && t.partitions.length === 2, 'topic metadata ' + JSON.stringify(md.topics))
+  const n = Object.keys(expectedBrokers).length
   for (const p of t.partitions) {
-    check(p.leader === 1 && p.partitionErrorCode === 0, 'partition ' + JSON.stringify(p))
+    check(expectedBrokers[p.leader] && p.replicas.length === n && p.partitionErrorCode === 0,
+      'partition ' + JSON.stringify(p))
   }
-  return `describeCluster: node 1 at ${b.host}:${b.port}, controller ${cluster.controller}; ` +
-    `fetchTopicMetadata: ${topic} with partitions 0,1 led by node 1`
+  return `describeCluster: nodes ${Object.keys(listed)}, controller ${cluster.controller}; ` +
+    `fetchTopicMetadata: ${topic} with partitions 0,1, ${n} replicas each`
 }
 
 scenarios.create_delete_topics = async () => {
@@ -590,8 +598,88 @@ scenarios.admin_delete_records = async () => {
   return 'deleteTopicRecords before offset 4: fetchTopicOffsets low 4 high 10; an earliest consumer starts at 4'
 }
 
+// The leader killed while producing and consuming (cluster only): one
+// partition on every broker; an idempotent acks=all producer sends a record
+// every 5 ms (each send awaited: kafkajs' idempotent producer allows one
+// request in flight) while a group consumer reads; after 100
+// acknowledgements the harness kills the leader. Producing goes on until a
+// new leader is named and 100 more are acknowledged; then every record sent
+// must have been acknowledged, and the log read must hold each once, in order,
+// at its acknowledged offset. kafkajs has no assign(): its consumer is a
+// group member, which may be handed an uncommitted record again when its
+// coordinator moves, so what it read is taken by offset.
+scenarios.leader_failover = async () => {
+  const ids = Object.keys(expectedBrokers).map(Number)
+  if (ids.length < 2) return { unsupported: 'needs a cluster: the harness runs it with run_matrix.py --cluster' }
+  const topic = topicName('leader-failover')
+  await createTopic(topic)
+  const partition0 = async () => {
+    const md = await admin.fetchTopicMetadata({ topics: [topic] })
+    return md.topics[0].partitions.find(p => p.partitionId === 0)
+  }
+  await waitFor(`${topic}'s full ISR`, async () => (await partition0()).isr.length === ids.length, 30000, 200)
+  const old = (await partition0()).leader
+  // The client's default retry budget (5 retries, about 3 s) is about what a
+  // failover takes: give the sends 30 retries (about 25 s) to find the new leader.
+  const p = await producer({
+    idempotent: true, maxInFlightRequests: 1, retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 },
+  })
+  const byOffset = new Map()
+  let deliveries = 0
+  const c = consumer(groupName('failover'))
+  await c.connect()
+  await c.subscribe({ topics: [topic], fromBeginning: true })
+  await c.run({
+    eachMessage: async ({ message }) => { deliveries++; byOffset.set(message.offset, str(message.value)) },
+  })
+  const sent = []
+  const acked = []
+  const step = async () => {
+    const value = `${topic}-${String(sent.length).padStart(6, '0')}`
+    sent.push(value)
+    const [r] = await p.send({ topic, acks: -1, messages: [{ value, partition: 0 }] })
+    check(r.errorCode === 0, 'send report ' + JSON.stringify(r))
+    acked.push(r.baseOffset)
+    await sleep(5)
+  }
+  let deadline = Date.now() + 20000
+  while (acked.length < 100) {
+    check(Date.now() < deadline, `${acked.length} of 100 acknowledged before the kill`)
+    await step()
+  }
+  process.stdout.write(JSON.stringify({ event: 'kill_leader', scenario: 'leader_failover', topic, partition: 0 }) + '\n')
+  const killed = Date.now()
+  let newLeader = null
+  let atChange = null
+  let checked = 0
+  while (atChange === null || acked.length < atChange + 100) {
+    check(Date.now() < killed + 60000, `60 s after the kill: new leader ${newLeader}, ${acked.length} acknowledged`)
+    await step()
+    if (newLeader === null && Date.now() - checked > 250) {
+      checked = Date.now()
+      try {
+        const leader = (await partition0()).leader
+        if (leader !== old && leader >= 0) { newLeader = leader; atChange = acked.length }
+      } catch (e) { /* asked the dead broker: ask again */ }
+    }
+  }
+  await p.disconnect()
+  deadline = Date.now() + 30000
+  while (byOffset.size < sent.length && Date.now() < deadline) await sleep(100)
+  await sleep(500)
+  await c.disconnect()
+  const offsets = [...byOffset.keys()].map(Number).sort((a, b) => a - b)
+  check(offsets.length === sent.length, `read ${offsets.length} distinct offsets, sent ${sent.length}`)
+  offsets.forEach((o, i) => {
+    check(String(o) === acked[i], `record ${i} acknowledged at ${acked[i]}, read at ${o}`)
+    check(byOffset.get(String(o)) === sent[i], `record ${i} at offset ${o} is ${byOffset.get(String(o))}, sent ${sent[i]}`)
+  })
+  return `${sent.length} records, leader ${old} killed, ${newLeader} took over: all acknowledged, each once in the ` +
+    `log, in order (${deliveries - byOffset.size} redelivered to the group consumer)`
+}
+
 // -- main ------------------------------------------------------------------------
-const LIMIT = { group_of_three: 120000 }
+const LIMIT = { group_of_three: 120000, leader_failover: 90000 }
 
 async function main () {
   const started = Date.now()

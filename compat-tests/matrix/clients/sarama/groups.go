@@ -38,7 +38,7 @@ type member struct {
 }
 
 func newMember(e *env, groupID, topic string) (*member, error) {
-	g, err := sarama.NewConsumerGroup([]string{e.bootstrap}, groupID, newConfig())
+	g, err := sarama.NewConsumerGroup(e.seeds, groupID, newConfig())
 	if err != nil {
 		return nil, fmt.Errorf("consumer group: %w", err)
 	}

@@ -25,9 +25,16 @@ public final class CliDriver {
 
     private final String b;  // --bootstrap-server
     private final String runId = UUID.randomUUID().toString().substring(0, 8);
+    /** Node id -> host:port of every broker the harness started ($MATRIX_BROKERS; else node 1 at --bootstrap). */
+    private final Map<Integer, String> brokers = new java.util.TreeMap<>();
 
     private CliDriver(String bootstrap) {
         this.b = bootstrap;
+        String spec = System.getenv("MATRIX_BROKERS");
+        for (String entry : (spec == null || spec.isEmpty() ? "1@" + bootstrap.split(",")[0] : spec).split(",")) {
+            int at = entry.indexOf('@');
+            brokers.put(Integer.parseInt(entry.substring(0, at)), entry.substring(at + 1));
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -116,9 +123,9 @@ public final class CliDriver {
     }
 
     private void waitForLeaders(String topic, int partitions) throws InterruptedException {
-        Check.waitFor(30_000, partitions + " partitions of " + topic + " led by broker 1", () -> {
+        Check.waitFor(30_000, partitions + " partitions of " + topic + " led by one of " + brokers.keySet(), () -> {
             Map<Integer, Integer> l = leaders(topic);
-            return l.size() == partitions && l.values().stream().allMatch(x -> x == 1);
+            return l.size() == partitions && l.values().stream().allMatch(brokers::containsKey);
         });
     }
 
@@ -128,7 +135,7 @@ public final class CliDriver {
      */
     private void createTopic(String topic, int partitions) {
         Tools.ok(Tools.TOPICS, null, "--bootstrap-server", b, "--create", "--topic", topic,
-                "--partitions", valueOf(partitions), "--replication-factor", "1");
+                "--partitions", valueOf(partitions), "--replication-factor", valueOf(brokers.size()));
     }
 
     private Set<String> listTopics() {
@@ -172,7 +179,6 @@ public final class CliDriver {
     // -- scenarios -------------------------------------------------------------
 
     String metadata() throws Exception {
-        String port = b.substring(b.lastIndexOf(':') + 1);
         // The tool's own client gives up after 5 s by default, too short on a
         // loaded machine.
         Path config = Files.createTempFile("api-versions", ".properties");
@@ -184,18 +190,19 @@ public final class CliDriver {
             Files.deleteIfExists(config);
         }
         Matcher m = Pattern.compile("^(\\S+):(\\d+) \\(id: (\\d+)", Pattern.MULTILINE).matcher(versions);
-        Check.check(m.find(), "kafka-broker-api-versions listed no broker: " + Check.shorten(versions));
-        Check.checkEquals(b, m.group(1) + ":" + m.group(2), "broker address");
-        Check.checkEquals("1", m.group(3), "broker id");
-        Check.check(!m.find(), "more than one broker listed");
+        Map<Integer, String> listed = new java.util.TreeMap<>();
+        while (m.find()) listed.put(Integer.parseInt(m.group(3)), m.group(1) + ":" + m.group(2));
+        Check.checkEquals(brokers, listed, "brokers listed by kafka-broker-api-versions (id -> address)");
         String topic = name("metadata");
         createTopic(topic, 2);
         waitForLeaders(topic, 2);
         String d = Tools.ok(Tools.TOPICS, null, "--bootstrap-server", b, "--describe", "--topic", topic).out();
         Check.check(d.contains("PartitionCount: 2"), "describe lacks PartitionCount: 2: " + Check.shorten(d));
-        Check.checkEquals(Map.of(0, 1, 1, 1), leaders(topic), "partition leaders");
+        Map<Integer, Integer> led = leaders(topic);
+        Check.checkEquals(Set.of(0, 1), led.keySet(), "partitions described");
+        Check.check(brokers.keySet().containsAll(led.values()), "partition leaders " + led + " not all brokers");
         Check.check(listTopics().contains(topic), "topic not in kafka-topics --list");
-        return "kafka-broker-api-versions: broker id 1 at 127.0.0.1:" + port + "; kafka-topics --describe: 2 partitions led by 1";
+        return "kafka-broker-api-versions: brokers " + listed + "; kafka-topics --describe: 2 partitions led by " + led.values();
     }
 
     String createDeleteTopics() throws Exception {
@@ -213,6 +220,9 @@ public final class CliDriver {
         createTopic(topic, 1);
         List<String> values = numbered("v", 0, 50);
         produce(topic, values, "--request-required-acks", acks);
+        // Latest is the high watermark: in a cluster it moves once the
+        // followers have fetched, after an acks=0 or acks=1 producer returns.
+        Check.waitFor(30_000, "kafka-get-offsets latest to reach 50", () -> offsets(topic, "-1").equals(Map.of(0, 50L)));
         Check.checkEquals(Map.of(0, 50L), offsets(topic, "-1"), "kafka-get-offsets latest");
         Check.checkEquals(values, consume(topic, 50, "--from-beginning"), "values consumed");
         return "50 lines with --request-required-acks " + acks + ", end offset 50, consumed back in order";

@@ -35,28 +35,31 @@ final class AdminScenarios {
     static String metadata(Kit kit) throws Exception {
         DescribeClusterResult cluster = kit.admin.describeCluster();
         Collection<Node> nodes = Kit.get(cluster.nodes());
-        checkEquals(1, nodes.size(), "brokers in the cluster: " + nodes);
-        Node node = nodes.iterator().next();
-        checkEquals(1, node.id(), "node id");
-        checkEquals(kit.host, node.host(), "node host");
-        checkEquals(kit.port, node.port(), "node port");
+        Map<Integer, String> listed = new java.util.TreeMap<>();
+        for (Node node : nodes) listed.put(node.id(), node.host() + ":" + node.port());
+        checkEquals(kit.brokers, listed, "brokers in the cluster (id -> host:port)");
         check(Kit.get(cluster.clusterId()) != null, "no cluster id");
-        checkEquals(1, Kit.get(cluster.controller()).id(), "controller id (as a client sees it)");
+        int controller = Kit.get(cluster.controller()).id();
+        check(kit.brokers.containsKey(controller), "controller id (as a client sees it) " + controller + " not a broker");
 
         String topic = kit.name("metadata");
         kit.createTopic(topic, 2);
+        int n = kit.brokers.size();
         // The consumer's metadata path (Metadata request) as well as Admin's.
         try (KafkaConsumer<String, String> c = new KafkaConsumer<>(kit.consumerProps(null, Map.of()))) {
+            // A new replica joins the ISR once it has fetched: wait for it.
+            Kit.waitFor(Kit.WAIT, "every partition's ISR to hold all " + n + " replicas", () ->
+                    c.partitionsFor(topic, Kit.WAIT).stream().allMatch(p -> p.inSyncReplicas().length == n));
             List<PartitionInfo> parts = c.partitionsFor(topic, Kit.WAIT);
             checkEquals(2, parts.size(), "partitions of the topic");
             for (PartitionInfo p : parts) {
-                checkEquals(1, p.leader().id(), "leader of partition " + p.partition());
-                checkEquals(1, p.replicas().length, "replicas of partition " + p.partition());
-                checkEquals(1, p.inSyncReplicas().length, "ISR of partition " + p.partition());
+                check(kit.brokers.containsKey(p.leader().id()), "leader of partition " + p.partition() + ": " + p.leader());
+                checkEquals(n, p.replicas().length, "replicas of partition " + p.partition());
             }
             check(c.listTopics(Kit.WAIT).containsKey(topic), "topic missing from listTopics");
         }
-        return "node 1 at " + node.host() + ":" + node.port() + ", controller 1; topic with 2 partitions led by 1";
+        return "brokers " + listed.keySet() + ", controller " + controller + "; topic with 2 partitions, "
+                + n + " replicas each";
     }
 
     static String createDeleteTopics(Kit kit) throws Exception {

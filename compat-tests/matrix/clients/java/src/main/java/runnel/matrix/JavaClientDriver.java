@@ -17,7 +17,8 @@ import java.util.concurrent.TimeoutException;
 public final class JavaClientDriver {
     /**
      * A scenario returns a short detail when it passes and throws otherwise.
-     * The Java client expresses every scenario, so none is "unsupported".
+     * The Java client expresses every scenario; one that needs a cluster
+     * throws Kit.Unsupported against a single broker.
      */
     interface Scenario {
         String run(Kit kit) throws Exception;
@@ -57,6 +58,7 @@ public final class JavaClientDriver {
         scenarios.put("admin_grow_partitions", AdminScenarios::growPartitions);
         scenarios.put("admin_groups", GroupScenarios::adminGroups);
         scenarios.put("admin_delete_records", AdminScenarios::deleteRecords);
+        scenarios.put("leader_failover", FailoverScenarios::leaderFailover);
 
         ExecutorService pool = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "scenario");
@@ -79,14 +81,16 @@ public final class JavaClientDriver {
                     status = "fail";
                     detail = "timed out after " + SCENARIO_LIMIT_SECONDS + " s";
                 } catch (java.util.concurrent.ExecutionException ee) {
-                    status = "fail";
+                    status = ee.getCause() instanceof Kit.Unsupported ? "unsupported" : "fail";
                     detail = Kit.describe(ee.getCause());
                     ee.getCause().printStackTrace();
                 }
                 System.err.printf("== %s: %s (%.1f s) %s%n", id, status, (System.nanoTime() - t0) / 1e9, detail);
-                System.out.println("{\"scenario\": " + json(id) + ", \"status\": " + json(status)
-                        + ", \"detail\": " + json(detail) + "}");
-                System.out.flush();
+                synchronized (System.out) {
+                    System.out.println("{\"scenario\": " + json(id) + ", \"status\": " + json(status)
+                            + ", \"detail\": " + json(detail) + "}");
+                    System.out.flush();
+                }
             }
         }
         // Threads of a timed-out scenario may still hold clients open.

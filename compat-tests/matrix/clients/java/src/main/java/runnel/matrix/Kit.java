@@ -35,14 +35,22 @@ final class Kit implements AutoCloseable {
     final String bootstrap;
     final String host;
     final int port;
+    /** Node id -> host:port of every broker the harness started ($MATRIX_BROKERS; else node 1 at --bootstrap). */
+    final Map<Integer, String> brokers = new java.util.TreeMap<>();
     final String runId = UUID.randomUUID().toString().substring(0, 8);
     final Admin admin;
 
     Kit(String bootstrap) {
         this.bootstrap = bootstrap;
-        int colon = bootstrap.lastIndexOf(':');
-        this.host = bootstrap.substring(0, colon);
-        this.port = Integer.parseInt(bootstrap.substring(colon + 1));
+        String first = bootstrap.split(",")[0];
+        int colon = first.lastIndexOf(':');
+        this.host = first.substring(0, colon);
+        this.port = Integer.parseInt(first.substring(colon + 1));
+        String spec = System.getenv("MATRIX_BROKERS");
+        for (String entry : (spec == null || spec.isEmpty() ? "1@" + first : spec).split(",")) {
+            int at = entry.indexOf('@');
+            brokers.put(Integer.parseInt(entry.substring(0, at)), entry.substring(at + 1));
+        }
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(AdminClientConfig.CLIENT_ID_CONFIG, "java-matrix-admin");
@@ -66,6 +74,26 @@ final class Kit implements AutoCloseable {
     static final class Failure extends RuntimeException {
         Failure(String message) {
             super(message);
+        }
+    }
+
+    /** The client could express the scenario, but not here (e.g. it needs a cluster). */
+    static final class Unsupported extends RuntimeException {
+        Unsupported(String why) {
+            super(why);
+        }
+    }
+
+    boolean cluster() {
+        return brokers.size() > 1;
+    }
+
+    /** Asks the harness, which reads stdout, to SIGKILL the partition's leader (and start it again). */
+    static void killLeader(String scenario, String topic, int partition) {
+        synchronized (System.out) {
+            System.out.println("{\"event\": \"kill_leader\", \"scenario\": " + JavaClientDriver.json(scenario)
+                    + ", \"topic\": " + JavaClientDriver.json(topic) + ", \"partition\": " + partition + "}");
+            System.out.flush();
         }
     }
 
@@ -108,9 +136,9 @@ final class Kit implements AutoCloseable {
 
     // -- topics --------------------------------------------------------------
 
-    /** Creates a topic and waits until its metadata shows every partition with a leader. */
+    /** Creates a topic, a replica on every broker, and waits until its metadata shows every partition with a leader. */
     void createTopic(String topic, int partitions) throws Exception {
-        get(admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all());
+        get(admin.createTopics(List.of(new NewTopic(topic, partitions, (short) brokers.size()))).all());
         waitFor(WAIT, "metadata of " + topic, () -> partitionsWithLeader(topic) == partitions);
     }
 
