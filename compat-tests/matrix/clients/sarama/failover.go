@@ -79,7 +79,10 @@ func scenarioLeaderFailover(ctx context.Context, e *env) error {
 	pc.Producer.RequiredAcks = sarama.WaitForAll
 	pc.Net.MaxOpenRequests = 1
 	pc.Producer.Partitioner = sarama.NewManualPartitioner
-	pc.Producer.Retry.Max = 60 // 15 s of retries at 250 ms: longer than a failover
+	// Retries bounded by time, as idempotent Kafka clients' are (Java's
+	// delivery.timeout.ms, 120 s; librdkafka's message.timeout.ms): 60 s at
+	// 250 ms. 15 s ran out once on a loaded machine during the failover.
+	pc.Producer.Retry.Max = 240
 	pc.Producer.Retry.Backoff = 250 * time.Millisecond
 	prod, err := sarama.NewSyncProducer(e.seeds, pc)
 	if err != nil {
