@@ -61,6 +61,13 @@ Topic_ error_topic(std::optional<std::string> name, p::Uuid id, ErrorCode code) 
   return out;
 }
 
+// Whether a partition of `t` is led by a broker other than `self`.
+bool led_elsewhere(const cluster::TopicImage& t, NodeId self) {
+  for (const auto& p : t.partitions)
+    if (p.leader != self) return true;
+  return false;
+}
+
 // Kafka fills in the topic operations for every topic it answers by name
 // (found, created or not), not for unknown topic ids.
 void report_authorized_operations(p::MetadataResponse& resp, const p::MetadataRequest& req) {
@@ -143,6 +150,14 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
     // creation published says how it stands.
     const cluster::ImagePtr now = b.metadata_cache().image();
     auto t = now->topic(name);
+    if (t && b.in_cluster() && led_elsewhere(*t, NodeId(b.node_id()))) {
+      // Kafka's brokers answer an auto-created topic as not available yet
+      // and the client asks again after its backoff. Here this broker has
+      // taken its own partitions, but another leader may not have: a Produce
+      // sent there at once would be refused, and at acks=0 lost unseen.
+      resp.topics[i] = error_topic(name, {}, ErrorCode::leader_not_available);
+      continue;
+    }
     resp.topics[i] = t ? describe(*t, *now, rm) : error_topic(name, {}, ErrorCode::leader_not_available);
   }
   co_return resp;
