@@ -9,7 +9,12 @@ on a fresh cluster (3000 ms sessions, 1000 ms heartbeats):
     back in sync, its partition is given back to it (epoch bumped), and a
     partition already led by its preferred replica is ELECTION_NOT_NEEDED;
   - DeleteTopics while a replica's broker is down: once it returns, its
-    copy of the partition is gone from its log dir.
+    copy of the partition is gone from its log dir;
+  - DeleteRecords on the leader: the followers adopt the new log start
+    offset from their fetches (seen in their log-start-offset-checkpoint,
+    written every 500 ms here), so after the leader is SIGKILLed the new
+    leader's earliest offset is still the deleted-before offset and a
+    consumer from the beginning starts there.
 
   /usr/bin/python3 compat-tests/cluster_admin_test.py build/debug/runnel
 """
@@ -20,7 +25,8 @@ import threading
 import time
 
 import kafka_wire as kw
-from cluster_harness import Cluster, admin, consume, create_topic, run_tests, runnel_binary, wait_until
+from cluster_harness import (Cluster, admin, consume, create_topic, list_offset, produce, records_for, run_tests,
+                             runnel_binary, wait_until)
 
 BOUND = 30.0  # seconds: CI machines are loaded
 ELECTION_NOT_NEEDED = 84
@@ -144,6 +150,40 @@ def delete_while_down(binary):
         assert topic not in c.metadata(3)["topics"], "node 3 still lists the deleted topic"
 
 
+def delete_records_followed(binary):
+    with new_cluster(binary, {"log.flush.offset.checkpoint.interval.ms": "500"}) as c:
+        topic = "trimmed"
+        create_topic(c.bootstrap(), topic, 1, 3)
+        c.wait_in_sync(topic, BOUND)
+        produce(c.bootstrap(), topic, records_for(0, 100, b"dr"))
+        leader = c.partitions(1, topic)[0]["leader"]
+        answer = kw.parse_delete_records_v1(c.call(leader, lambda corr: kw.delete_records_v1(corr, topic, [(0, 40)])))
+        assert answer[(topic, 0)] == (0, 40), "DeleteRecords on leader %d: %s" % (leader, answer)
+        followers = [i for i in c.live_ids() if i != leader]
+
+        def checkpointed(i):
+            path = os.path.join(c.brokers[i].log_dir, "log-start-offset-checkpoint")
+            try:
+                return ("%s 0 40" % topic) in open(path).read().splitlines()
+            except OSError:
+                return False
+        for i in followers:
+            wait_until(lambda: checkpointed(i), BOUND, "node %d's log start of %s-0 at 40" % (i, topic))
+        c.kill9(leader)
+
+        def new_leader():
+            now = {i: c.partitions(i, topic)[0]["leader"] for i in followers}
+            led = set(now.values())
+            return led.pop() if len(led) == 1 and led <= set(followers) else None
+        successor = wait_until(new_leader, BOUND, "a follower leading %s-0" % topic)
+        earliest, = wait_until(lambda: (list_offset(c, successor, topic, 0, -2),), BOUND,
+                               "the new leader's earliest offset")
+        assert earliest == 40, "new leader %d: earliest offset %d, records before 40 were deleted" % (successor, earliest)
+        got = consume(c.bootstrap(followers), topic, 0, 60, timeout=BOUND)
+        assert got[0][0] == 40 and len(got) == 60, "read from the beginning after failover: first %s, %d records" % (
+            got[0][:1], len(got))
+
+
 def main():
     binary = runnel_binary()
     return run_tests([
@@ -152,6 +192,8 @@ def main():
         ("ElectLeaders PREFERRED gives a partition back to its first replica", lambda: preferred_election(binary)),
         ("a topic deleted while a replica's broker is down is removed there when it returns",
          lambda: delete_while_down(binary)),
+        ("DeleteRecords on the leader: followers follow, and a new leader keeps the log start",
+         lambda: delete_records_followed(binary)),
     ])
 
 
