@@ -15,8 +15,8 @@
 
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/partition_change_writer.h"
 #include "cluster/partition_change.h"
-#include "cluster/topic_writes.h"
 
 namespace runnel::broker {
 
@@ -80,28 +80,13 @@ awaitable<p::ElectLeadersResponse> handle<p::ElectLeadersApi>(RequestContext& ct
     Result_ tr;
     tr.topic = topic;
     for (int32_t partition : partitions) {
-      ErrorCode error = ErrorCode::none;
-      // A lost compare-and-swap means the partition changed meanwhile: decide again over the new image.
-      for (int attempt = 0; attempt < 3; ++attempt) {
-        const cluster::ImagePtr image = b.metadata_cache().image();
-        auto decided = decide(*image, topic, partition, type);
-        if (auto* e = std::get_if<ErrorCode>(&decided)) {
-          error = *e;
-          break;
-        }
-        const auto& next = std::get<cluster::PartitionRegistration>(decided);
-        auto written = co_await b.metadata().commit(cluster::partition_change_txn(*image->topic(topic), PartitionId(partition), next));
-        if (!written) {
-          error = ErrorCode::request_timed_out;
-          break;
-        }
-        const bool seen = co_await b.wait_for_image(written->revision, limit);
-        if (written->succeeded) {
-          error = seen ? ErrorCode::none : ErrorCode::request_timed_out;
-          break;
-        }
-        error = ErrorCode::request_timed_out;
-      }
+      DecidePartitionChange decided =
+          [&](const cluster::MetadataImage& image) -> std::variant<cluster::PartitionRegistration, PartitionChangeOutcome> {
+        auto next = decide(image, topic, partition, type);
+        if (auto* e = std::get_if<ErrorCode>(&next)) return PartitionChangeOutcome{*e, std::nullopt};
+        return std::get<cluster::PartitionRegistration>(std::move(next));
+      };
+      const ErrorCode error = (co_await write_partition_change(b, topic, partition, std::move(decided), limit)).error;
       if (all && error == ErrorCode::election_not_needed) continue;
       tr.partition_result.push_back({partition, p::code(error), std::nullopt, {}});
     }

@@ -15,8 +15,8 @@
 // (INVALID_REPLICA_ASSIGNMENT), as on a one-broker Kafka.
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/partition_change_writer.h"
 #include "cluster/partition_reassignment.h"
-#include "cluster/topic_writes.h"
 
 namespace runnel::broker {
 
@@ -28,10 +28,7 @@ using Response_ = p::AlterPartitionReassignmentsResponse;
 using TopicResult_ = Response_::ReassignableTopicResponse;
 using PartitionResult_ = TopicResult_::ReassignablePartitionResponse;
 
-struct Outcome {
-  ErrorCode error = ErrorCode::none;
-  std::optional<std::string> message;
-};
+using Outcome = PartitionChangeOutcome;
 
 // The partition's new registration over `image`, or why there is none.
 std::variant<cluster::PartitionRegistration, Outcome> decide(const cluster::MetadataImage& image,
@@ -57,25 +54,6 @@ std::variant<cluster::PartitionRegistration, Outcome> decide(const cluster::Meta
   return std::get<cluster::PartitionRegistration>(decided);
 }
 
-awaitable<Outcome> change(Broker& b, const std::string& topic, int32_t partition,
-                          const std::optional<std::vector<int32_t>>& replicas, bool allow_rf_change,
-                          std::chrono::milliseconds limit) {
-  // A lost compare-and-swap means the partition changed meanwhile: decide again over the new image.
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    const cluster::ImagePtr image = b.metadata_cache().image();
-    auto decided = decide(*image, topic, partition, replicas, allow_rf_change);
-    if (auto* o = std::get_if<Outcome>(&decided)) co_return *o;
-    const auto& next = std::get<cluster::PartitionRegistration>(decided);
-    // Nothing to move (always so on a single node, whose partitions have no key to write).
-    if (next == *image->partition(topic, PartitionId(partition))) co_return Outcome{};
-    auto written = co_await b.metadata().commit(cluster::partition_change_txn(*image->topic(topic), PartitionId(partition), next));
-    if (!written) co_return Outcome{ErrorCode::request_timed_out, written.error().message()};
-    const bool seen = co_await b.wait_for_image(written->revision, limit);
-    if (written->succeeded) co_return seen ? Outcome{} : Outcome{ErrorCode::request_timed_out, std::nullopt};
-  }
-  co_return Outcome{ErrorCode::request_timed_out, "The partition kept changing"};
-}
-
 }  // namespace
 
 template <>
@@ -90,7 +68,10 @@ awaitable<Response_> handle<p::AlterPartitionReassignmentsApi>(RequestContext& c
     TopicResult_ tr;
     tr.name = t.name;
     for (const auto& part : t.partitions) {
-      Outcome o = co_await change(b, t.name, part.partition_index, part.replicas, allow_rf_change, limit);
+      DecidePartitionChange decided = [&](const cluster::MetadataImage& image) {
+        return decide(image, t.name, part.partition_index, part.replicas, allow_rf_change);
+      };
+      Outcome o = co_await write_partition_change(b, t.name, part.partition_index, std::move(decided), limit);
       PartitionResult_ pr;
       pr.partition_index = part.partition_index;
       pr.error_code = p::code(o.error);
