@@ -83,6 +83,7 @@ from cluster_harness import Etcd, wait_until  # noqa: E402
 from kafka_cluster_harness import KafkaCluster, stop_all  # noqa: E402
 import kafka_wire as kw  # noqa: E402
 import runnel_harness  # noqa: E402
+from run_suite import loadavg, log  # noqa: E402  (the suite's, beside this file)
 from confluent_kafka import Producer  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
@@ -90,16 +91,6 @@ IDS = [1, 2, 3]
 SEND_EVERY = 0.005
 WARMUP = 2.0
 MEASURE_LIMIT = 120.0
-
-
-def log(msg):
-    sys.stderr.write("[%s] %s\n" % (time.strftime("%H:%M:%S"), msg))
-    sys.stderr.flush()
-
-
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return float(f.read().split()[0])
 
 
 def admin(bootstrap):
