@@ -38,9 +38,9 @@ awaitable<void> AlterPartitionManager::shrink_checks(std::shared_ptr<bool> alive
     timer.expires_after(interval);
     co_await timer.async_wait(as_tuple_awaitable);
     if (!*alive || broker_.stopping()) co_return;
-    for (const auto& [name, topic] : broker_.topics().topics())
-      for (const auto& p : topic->partitions)
-        if (p && p->is_leader()) maybe_shrink_isr(*p);
+    broker_.replica_manager().for_each_partition([this](const std::shared_ptr<replication::Partition>& p) {
+      if (p->is_leader()) maybe_shrink_isr(*p);
+    });
   }
 }
 

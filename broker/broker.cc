@@ -74,21 +74,19 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
                          value(cluster::keys::cluster_default_config()));
   }
   logs_ = open_logs(config_, cluster_id_, TopicConfig::build(config_, {}).log);
-  auto* local = dynamic_cast<cluster::LocalMetadataStore*>(metadata_.get());
-  topics_ = std::make_unique<TopicTable>(config_, *logs_, [local](const std::string& key, const std::string& value) {
-    if (!local) return std::make_error_code(std::errc::operation_not_supported);
-    auto r = local->put_now(key, value);
-    return r ? std::error_code() : r.error();
-  });
-  replica_manager_ = std::make_unique<replication::ReplicaManager>(io.get_executor(), *topics_, NodeId(node_id_));
+  replica_manager_ = std::make_unique<replication::ReplicaManager>(io.get_executor(), metadata_cache_, NodeId(node_id_));
+  topics_ = std::make_unique<TopicTable>(config_, *replica_manager_);
   if (!in_cluster()) {
     auto stored = wait_at_startup(metadata_->range(cluster::keys::kTopicsPrefix));
     if (!stored) throw std::runtime_error("cannot load topics: " + stored.error().message());
     if (auto ec = topics_->load(stored->kvs)) throw std::runtime_error("cannot load topics: " + ec.message());
+    open_stored_partitions();
     // Kafka's metadata publishers: the replica manager acts on each change.
     metadata_cache_.subscribe([rm = replica_manager_.get()](const cluster::MetadataDelta& d) { rm->apply_delta(d); });
-    metadata_publisher_.publish_all(broker_registration(config_, advertised_), *topics_);
-    topics_->on_change([this](const std::string& name) { metadata_publisher_.topic_changed(*topics_, name); });
+    metadata_publisher_.publish_all(broker_registration(config_, advertised_), *topics_, *replica_manager_);
+    topics_->on_change([this](const std::string& name) {
+      metadata_publisher_.topic_changed(*topics_, *replica_manager_, name);
+    });
     // Kafka's stray logs: partition directories no stored topic claims
     // (a creation that failed halfway, a crash mid-delete).
     for (const auto& d : logs_->set_aside_strays()) RLOG_WARN("stray log %s: %s", d.path.c_str(), d.reason.c_str());
@@ -103,6 +101,19 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
 }
 
 Broker::~Broker() { blocking_.join(); }
+
+// A single node hosts every partition of every stored topic.
+void Broker::open_stored_partitions() {
+  for (const auto& [name, topic] : topics_->topics()) {
+    const PartitionSpec spec = topics_->partition_spec(*topic);
+    for (int32_t p = 0; p < topic->partition_count; ++p) {
+      auto part = open_partition(*logs_, spec, p);
+      if (!part) throw std::runtime_error("cannot load topics: " + name + "-" + std::to_string(p) + ": " +
+                                          part.error().message());
+      replica_manager_->add_partition(std::move(*part));
+    }
+  }
+}
 
 void Broker::open_local_metadata() {
   auto local = std::make_unique<cluster::LocalMetadataStore>(io_.get_executor(), blocking_.get_executor(),
@@ -310,9 +321,9 @@ awaitable<void> Broker::producer_expiration_checks() {
     co_await timer.async_wait(as_tuple_awaitable);
     if (stopping_) break;
     const int64_t now = now_ms();
-    for (const auto& [_, topic] : topics_->topics())
-      for (const auto& part : topic->partitions)
-        if (part) part->expire_producers(now);
+    replica_manager_->for_each_partition([now](const std::shared_ptr<replication::Partition>& p) {
+      p->expire_producers(now);
+    });
   }
 }
 

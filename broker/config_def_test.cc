@@ -10,6 +10,7 @@
 #include "broker/config_def.h"
 #include "broker/dynamic_broker_config.h"
 #include "broker/topic_config.h"
+#include "broker/testing/hosted_topics.h"
 #include "broker/topic_table.h"
 #include "storage/test_util.h"
 
@@ -256,17 +257,14 @@ TEST_CASE("dynamic broker keys are exactly the first synonym of each topic confi
 TEST_CASE("typed topic configs follow override changes and the broker's dynamic defaults", "[config_def]") {
   storage::testing::TempDir dir;
   auto config = broker_with({{"log.dirs", dir.path.string()}});
-  auto open_logs = [&] { return storage::testing::open_log_manager(dir.path, true); };
   std::string record;
   {
-    auto logs = open_logs();
-    TopicTable table(config, *logs);
-    auto created = table.create("typed", 2, {{"max.message.bytes", "2048"}, {"message.timestamp.type", " LogAppendTime"}});
-    REQUIRE(created);
-    auto topic = *created;
+    runnel::broker::testing::HostedTopics node(config, true);
+    TopicTable& table = node.topics;
+    auto topic = node.create("typed", 2, {{"max.message.bytes", "2048"}, {"message.timestamp.type", " LogAppendTime"}});
     REQUIRE(topic->config.max_message_bytes == 2048);
     REQUIRE(topic->config.log.message_timestamp_type == storage::TimestampType::log_append_time);
-    REQUIRE(topic->partitions.at(1)->log().config().message_timestamp_type == storage::TimestampType::log_append_time);
+    REQUIRE(node.partition("typed", 1)->log().config().message_timestamp_type == storage::TimestampType::log_append_time);
     REQUIRE(topic->config.min_insync_replicas == 1);
 
     config.set_dynamic_configs(ConfigLayer::dynamic_default, {{"min.insync.replicas", "2"}, {"log.segment.bytes", "1048576"}});
@@ -274,20 +272,19 @@ TEST_CASE("typed topic configs follow override changes and the broker's dynamic 
     table.apply_broker_defaults();
     REQUIRE(topic->config.min_insync_replicas == 2);
     REQUIRE(topic->config.log.segment_bytes == 1048576);
-    for (const auto& p : topic->partitions) REQUIRE(p->log().config().segment_bytes == 1048576);
+    for (const auto& p : node.replicas.partitions("typed")) REQUIRE(p->log().config().segment_bytes == 1048576);
     REQUIRE(topic->config.max_message_bytes == 2048);  // the override still wins
     record = TopicTable::record(*topic);
   }
   // Loaded again from its record in the metadata store, the overrides build the same config.
-  auto logs = open_logs();
-  TopicTable reloaded(config, *logs);
+  runnel::broker::testing::HostedTopics reloaded(config, true);
   REQUIRE_FALSE(reloaded.load({runnel::cluster::KeyValue{"topics/typed", record, 1, 1, runnel::cluster::kNoLease}}));
-  auto topic = reloaded.find("typed");
+  auto topic = reloaded.topics.find("typed");
   REQUIRE(topic);
   REQUIRE(topic->config.max_message_bytes == 2048);
   REQUIRE(topic->config.min_insync_replicas == 2);
-  REQUIRE(topic->partitions.at(0)->log().config().segment_bytes == 1048576);
-  REQUIRE(topic->partitions.at(0)->log().config().message_timestamp_type == storage::TimestampType::log_append_time);
+  REQUIRE(reloaded.partition("typed", 0)->log().config().segment_bytes == 1048576);
+  REQUIRE(reloaded.partition("typed", 0)->log().config().message_timestamp_type == storage::TimestampType::log_append_time);
 }
 
 TEST_CASE("the typed broker config is built at startup and rebuilt when a layer changes", "[config_def]") {

@@ -100,7 +100,8 @@ void HostedPartitions::apply(const std::shared_ptr<Partition>& hosted, const clu
 
 awaitable<void> HostedPartitions::reconcile(const cluster::MetadataImage& image) {
   TopicTable& table = broker_.topics();
-  const NodeId self = broker_.replica_manager().local_node();
+  replication::ReplicaManager& replicas = broker_.replica_manager();
+  const NodeId self = replicas.local_node();
 
   // Topics gone from the image, or whose name now stands for another id.
   std::vector<std::string> gone;
@@ -118,7 +119,7 @@ awaitable<void> HostedPartitions::reconcile(const cluster::MetadataImage& image)
     for (size_t i = 0; i < t->partitions.size(); ++i) {
       const auto& reg = t->partitions[i];
       const auto index = static_cast<int32_t>(i);
-      std::shared_ptr<Partition> hosted = topic->partitions[i];
+      std::shared_ptr<Partition> hosted = replicas.get_partition(name, PartitionId(index));
       if (reg.is_replica(self)) {
         if (hosted) apply(hosted, reg);
         else {
@@ -135,7 +136,7 @@ awaitable<void> HostedPartitions::reconcile(const cluster::MetadataImage& image)
         // NOT_LEADER_OR_FOLLOWER now (the client retries at the new
         // leader) instead of at their timeout.
         hosted->become_leader_or_follower({reg.leader, reg.leader_epoch, reg.replicas, reg.isr});
-        table.unhost(*topic, index);
+        replicas.remove_partition(name, PartitionId(index));
         hosted->wake_fetches();
         hosted->produce_watchers().check_and_complete();
         dropped.push_back(index);
@@ -156,7 +157,8 @@ awaitable<void> HostedPartitions::reconcile(const cluster::MetadataImage& image)
     auto topic = table.find(part->topic());
     const cluster::PartitionRegistration* reg = latest.partition(part->topic(), part->id());
     if (!topic || !reg || topic->id != latest.topic(part->topic())->id) continue;
-    table.host(*topic, part);
+    part->log().set_config(topic->config.log);
+    replicas.add_partition(part);
     apply(part, *reg);
   }
 }
@@ -166,16 +168,16 @@ awaitable<void> HostedPartitions::remove_topic(std::string name) {
   auto topic = table.find(name);
   if (!topic) co_return;
   std::vector<int32_t> indexes;
-  for (size_t i = 0; i < topic->partitions.size(); ++i) {
-    if (!topic->partitions[i]) continue;
-    if (followers_.unfollow) followers_.unfollow(name, PartitionId(static_cast<int32_t>(i)));
-    indexes.push_back(static_cast<int32_t>(i));
+  std::vector<std::shared_ptr<Partition>> removed = broker_.replica_manager().partitions(name);
+  for (const auto& p : removed) {
+    if (followers_.unfollow) followers_.unfollow(name, p->id());
+    broker_.replica_manager().remove_partition(name, p->id());
+    indexes.push_back(p->index());
   }
   table.unpublish(*topic);
   if (name == group::kOffsetsTopic) broker_.groups().offsets_topic_deleted();
   (void)co_await broker_.run_blocking(removing_partition_logs(broker_.logs(), name, std::move(indexes)));
-  for (auto& p : topic->partitions)
-    if (p) p->wake_fetches();
+  for (auto& p : removed) p->wake_fetches();
   RLOG_INFO("deleted topic %s: its replicas here are removed", name.c_str());
 }
 

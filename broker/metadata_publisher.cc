@@ -13,14 +13,14 @@ cluster::BrokerRegistration broker_registration(const BrokerConfig& config, cons
   return b;
 }
 
-cluster::TopicImage topic_image(const Topic& topic) {
+cluster::TopicImage topic_image(const Topic& topic, const replication::ReplicaManager& hosted) {
   cluster::TopicImage t;
   t.name = topic.name;
   t.id = topic.id;
   t.internal = topic.internal;
   t.configs = cluster::TopicConfigs(topic.overrides.begin(), topic.overrides.end());
-  t.partitions.reserve(topic.partitions.size());
-  for (const auto& p : topic.partitions) {
+  t.partitions.reserve(static_cast<size_t>(topic.partition_count));
+  for (const auto& p : hosted.partitions(topic.name)) {
     cluster::PartitionRegistration r;
     r.replicas = p->replicas();
     r.isr = p->isr();
@@ -40,18 +40,20 @@ const cluster::BrokerEndpoint* endpoint_for(const cluster::BrokerRegistration& b
 MetadataPublisher::MetadataPublisher(cluster::MetadataCache& cache, std::string cluster_id, NodeId self)
     : cache_(cache), cluster_id_(std::move(cluster_id)), self_(self) {}
 
-void MetadataPublisher::publish_all(cluster::BrokerRegistration self, const TopicTable& topics) {
+void MetadataPublisher::publish_all(cluster::BrokerRegistration self, const TopicTable& topics,
+                                    const replication::ReplicaManager& hosted) {
   std::vector<cluster::TopicImage> all;
   all.reserve(topics.topics().size());
-  for (const auto& [_, topic] : topics.topics()) all.push_back(topic_image(*topic));
+  for (const auto& [_, topic] : topics.topics()) all.push_back(topic_image(*topic, hosted));
   publish(cluster::MetadataImage(cluster_id_).with_controller(self_).with_broker(std::move(self)).with_topics(std::move(all)));
 }
 
 void MetadataPublisher::broker_changed(cluster::BrokerRegistration self) { publish(cache_->with_broker(std::move(self))); }
 
-void MetadataPublisher::topic_changed(const TopicTable& topics, const std::string& name) {
+void MetadataPublisher::topic_changed(const TopicTable& topics, const replication::ReplicaManager& hosted,
+                                      const std::string& name) {
   auto topic = topics.find(name);
-  publish(topic ? cache_->with_topic(topic_image(*topic)) : cache_->without_topic(name));
+  publish(topic ? cache_->with_topic(topic_image(*topic, hosted)) : cache_->without_topic(name));
 }
 
 void MetadataPublisher::publish(const cluster::MetadataImage& next) {

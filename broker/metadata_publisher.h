@@ -3,7 +3,8 @@
 // the metadata cache that handlers read and the replica manager subscribes
 // to. Kafka's brokers get their image from the controller's metadata log;
 // a single Runnel node is its own controller and builds it from its topic
-// table (broker/topic_table.h) and its config.
+// table (broker/topic_table.h), the partitions it hosts (the replica
+// manager's) and its config.
 //
 // One path: topic_image() is how a topic enters the image; after startup
 // every image is the previous one with one topic or this broker replaced,
@@ -28,8 +29,8 @@ cluster::BrokerRegistration broker_registration(const BrokerConfig& config, cons
 
 // A topic as the image carries it: its overrides as its configs, each
 // partition's leader, leader epoch, replicas and ISR as its
-// replication::Partition holds them.
-cluster::TopicImage topic_image(const Topic& topic);
+// replication::Partition holds them (a single node hosts them all).
+cluster::TopicImage topic_image(const Topic& topic, const replication::ReplicaManager& hosted);
 
 // The endpoint a client that came in on `listener` is told to use: the one
 // of that name, else the broker's first (as Broker::advertised_listener);
@@ -41,12 +42,12 @@ class MetadataPublisher {
   MetadataPublisher(cluster::MetadataCache& cache, std::string cluster_id, NodeId self);
 
   // At startup: this broker, as the controller, and every loaded topic.
-  void publish_all(cluster::BrokerRegistration self, const TopicTable& topics);
+  void publish_all(cluster::BrokerRegistration self, const TopicTable& topics, const replication::ReplicaManager& hosted);
   // After the broker's registration changed (a listener bound its port).
   void broker_changed(cluster::BrokerRegistration self);
   // After a topic was created, deleted, grown or given new overrides: the
   // topic as the table has it now, or gone if the table no longer has it.
-  void topic_changed(const TopicTable& topics, const std::string& name);
+  void topic_changed(const TopicTable& topics, const replication::ReplicaManager& hosted, const std::string& name);
 
  private:
   void publish(const cluster::MetadataImage& next);

@@ -117,7 +117,8 @@ awaitable<CreatedTopic> TopicFrontend::create(std::string name, int32_t partitio
     Reservation reserved(t, name, released_);
     auto opened = co_await broker_.run_blocking(creating(broker_.logs(), t.partition_spec(*topic), 0, partitions));
     if (opened.error) co_return CreatedTopic{{ErrorCode::kafka_storage_error, opened.error.message()}, nullptr};
-    topic->partitions = std::move(opened.partitions);
+    topic->partition_count = partitions;
+    for (auto& p : opened.partitions) broker_.replica_manager().add_partition(std::move(p));
     t.publish(topic);
   }
   if (auto ec = co_await persist(*topic)) {
@@ -137,19 +138,22 @@ awaitable<TopicError> TopicFrontend::remove(std::string name) {
   if (!topic) co_return TopicError{ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
   t.unpublish(*topic);
   if (name == group::kOffsetsTopic) broker_.groups().offsets_topic_deleted();
+  std::vector<std::shared_ptr<Partition>> removed;
+  for (int32_t p = 0; p < topic->partition_count; ++p)
+    if (auto part = broker_.replica_manager().remove_partition(name, PartitionId(p))) removed.push_back(std::move(part));
   {
     Reservation reserved(t, name, released_);
-    co_await remove_logs(name, range(0, static_cast<int32_t>(topic->partitions.size())));
+    co_await remove_logs(name, range(0, topic->partition_count));
   }
   // After the logs closed: fetches waiting on them see the topic gone.
-  for (auto& p : topic->partitions) p->fetch_watchers().check_and_complete();
+  for (auto& p : removed) p->fetch_watchers().check_and_complete();
   if (auto ec = co_await unpersist(name)) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
   RLOG_INFO("deleted topic %s", name.c_str());
   co_return TopicError{};
 }
 
 TopicError TopicFrontend::check_new_count(const Topic& topic, int32_t count) {
-  return check_new_count(static_cast<int32_t>(topic.partitions.size()), topic.name, count);
+  return check_new_count(topic.partition_count, topic.name, count);
 }
 
 TopicError TopicFrontend::check_new_count(int32_t current, const std::string& name, int32_t count) {
@@ -168,14 +172,15 @@ awaitable<TopicError> TopicFrontend::add_partitions(std::string name, int32_t co
   auto topic = t.find(name);
   if (!topic) co_return TopicError{ErrorCode::unknown_topic_or_partition, ""};
   if (auto e = check_new_count(*topic, count); !e.ok()) co_return e;
-  const int32_t current = static_cast<int32_t>(topic->partitions.size());
+  const int32_t current = topic->partition_count;
   {
     Reservation reserved(t, name, released_);
     auto opened = co_await broker_.run_blocking(creating(broker_.logs(), t.partition_spec(*topic), current, count));
     if (opened.error) co_return TopicError{ErrorCode::kafka_storage_error, opened.error.message()};
+    for (auto& p : opened.partitions) broker_.replica_manager().add_partition(std::move(p));
     // The overrides may have changed while the logs were being made:
-    // add_partitions gives them the topic's config as it is now.
-    t.add_partitions(*topic, std::move(opened.partitions));
+    // grow gives the new partitions the topic's config as it is now.
+    t.grow(*topic, count);
   }
   if (auto ec = co_await persist(*topic)) co_return TopicError{ErrorCode::kafka_storage_error, ec.message()};
   RLOG_INFO("topic %s grown to %d partitions", name.c_str(), count);

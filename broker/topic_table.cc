@@ -17,8 +17,8 @@ constexpr size_t kMaxNameLength = 249;  // Kafka's Topic.MAX_NAME_LENGTH
 
 }  // namespace
 
-TopicTable::TopicTable(const BrokerConfig& config, storage::LogManager& logs, PersistNow persist_now)
-    : config_(config), logs_(logs), persist_now_(std::move(persist_now)) {}
+TopicTable::TopicTable(const BrokerConfig& config, replication::ReplicaManager& hosted)
+    : config_(config), hosted_(hosted) {}
 
 bool TopicTable::is_internal(const std::string& name) { return cluster::is_internal_topic(name); }
 
@@ -50,12 +50,7 @@ std::error_code TopicTable::load(const std::vector<cluster::KeyValue>& topics) {
     topic->internal = is_internal(topic->name);
     topic->overrides = std::move(record.configs);
     topic->config = topic_config(topic->overrides);
-    const PartitionSpec spec = partition_spec(*topic);
-    for (int32_t p = 0; p < record.partitions; ++p) {
-      auto part = open_partition(logs_, spec, p);
-      if (!part) return part.error();
-      topic->partitions.push_back(*part);
-    }
+    topic->partition_count = record.partitions;
     by_id_[topic->id] = topic;
     by_name_[topic->name] = topic;
   }
@@ -64,7 +59,7 @@ std::error_code TopicTable::load(const std::vector<cluster::KeyValue>& topics) {
 
 std::string TopicTable::record(const Topic& t) {
   return cluster::encode_topic(
-      cluster::TopicRecord{t.name, t.id, static_cast<int32_t>(t.partitions.size()), t.overrides, {}});
+      cluster::TopicRecord{t.name, t.id, t.partition_count, t.overrides, {}});
 }
 
 PartitionSpec TopicTable::partition_spec(const Topic& topic) const {
@@ -99,25 +94,23 @@ void TopicTable::unpublish(const Topic& topic) {
   if (changed_) changed_(name);
 }
 
-void TopicTable::add_partitions(Topic& topic, std::vector<std::shared_ptr<Partition>> partitions) {
-  for (auto& p : partitions) {
-    p->log().set_config(topic.config.log);
-    topic.partitions.push_back(std::move(p));
-  }
+void TopicTable::grow(Topic& topic, int32_t count) {
+  topic.partition_count = count;
+  hosted_.set_log_config(topic.name, topic.config.log);
   if (changed_) changed_(topic.name);
 }
 
 void TopicTable::set_overrides(Topic& topic, TopicOverrides overrides) {
   topic.config = topic_config(overrides);
   topic.overrides = std::move(overrides);
-  for (auto& p : topic.partitions)
-    if (p) p->log().set_config(topic.config.log);
+  hosted_.set_log_config(topic.name, topic.config.log);
   if (changed_) changed_(topic.name);
 }
 
 std::shared_ptr<Topic> TopicTable::mirror(const cluster::TopicImage& image) {
   auto topic = find(image.name);
   const TopicOverrides overrides(image.configs.begin(), image.configs.end());
+  const auto count = static_cast<int32_t>(image.partitions.size());
   if (!topic) {
     topic = std::make_shared<Topic>();
     topic->name = image.name;
@@ -125,30 +118,18 @@ std::shared_ptr<Topic> TopicTable::mirror(const cluster::TopicImage& image) {
     topic->internal = image.internal || is_internal(image.name);
     topic->overrides = overrides;
     topic->config = topic_config(overrides);
-    topic->partitions.resize(image.partitions.size());
+    topic->partition_count = count;
     publish(topic);
     return topic;
   }
-  if (topic->partitions.size() < image.partitions.size()) topic->partitions.resize(image.partitions.size());
+  if (topic->partition_count < count) topic->partition_count = count;
   if (topic->overrides != overrides) set_overrides(*topic, overrides);
   return topic;
 }
 
-void TopicTable::host(Topic& topic, std::shared_ptr<Partition> partition) {
-  const auto i = static_cast<size_t>(partition->index());
-  if (i >= topic.partitions.size()) topic.partitions.resize(i + 1);
-  partition->log().set_config(topic.config.log);
-  topic.partitions[i] = std::move(partition);
-}
-
-std::shared_ptr<Partition> TopicTable::unhost(Topic& topic, int32_t index) {
-  if (index < 0 || index >= static_cast<int32_t>(topic.partitions.size())) return nullptr;
-  return std::exchange(topic.partitions[static_cast<size_t>(index)], nullptr);
-}
-
 bool TopicTable::has_partition(const std::string& name, int32_t index) const {
   auto t = find(name);
-  return t && index >= 0 && index < static_cast<int32_t>(t->partitions.size());
+  return t && index >= 0 && index < t->partition_count;
 }
 
 std::shared_ptr<Topic> TopicTable::find(const std::string& name) const {
@@ -161,38 +142,10 @@ std::shared_ptr<Topic> TopicTable::find(const protocol::Uuid& id) const {
   return it == by_id_.end() ? nullptr : it->second;
 }
 
-std::shared_ptr<Partition> TopicTable::partition(const std::string& topic, int32_t index) const {
-  auto t = find(topic);
-  if (!t || index < 0 || index >= static_cast<int32_t>(t->partitions.size())) return nullptr;
-  return t->partitions[static_cast<size_t>(index)];
-}
-
-Result<std::shared_ptr<Topic>> TopicTable::create(const std::string& name, int32_t partitions,
-                                                 const TopicOverrides& overrides, bool internal) {
-  if (find(name) || reserved(name)) return std::make_error_code(std::errc::file_exists);
-  auto topic = new_topic(name, overrides, internal);
-  auto opened = create_partitions(logs_, partition_spec(*topic), 0, partitions);
-  if (opened.error) return opened.error;
-  topic->partitions = std::move(opened.partitions);
-  publish(topic);
-  if (auto ec = persist_now_ ? persist_now_(cluster::keys::topic(name), record(*topic)) : std::error_code()) {
-    unpublish(*topic);
-    topic->partitions.clear();
-    std::vector<int32_t> all;
-    for (int32_t p = 0; p < partitions; ++p) all.push_back(p);
-    remove_partition_logs(logs_, name, all);
-    return ec;
-  }
-  RLOG_INFO("created topic %s with %d partition(s), id %s", name.c_str(), partitions,
-            storage::uuid_to_base64(topic->id).c_str());
-  return topic;
-}
-
 void TopicTable::apply_broker_defaults() {
   for (auto& [name, topic] : by_name_) {
     topic->config = topic_config(topic->overrides);
-    for (auto& p : topic->partitions)
-      if (p) p->log().set_config(topic->config.log);
+    hosted_.set_log_config(name, topic->config.log);
   }
 }
 

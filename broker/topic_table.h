@@ -1,16 +1,20 @@
-// The topics this broker hosts: names, topic ids, partitions and config
-// overrides, kept durable in the metadata store, one key per topic
-// (topics/<name>; on one node <first log dir>/runnel-topics.json).
+// The topics of the cluster as this broker knows them: names, topic ids,
+// partition counts and config overrides, kept durable in the metadata
+// store, one key per topic (topics/<name>; on one node
+// <first log dir>/runnel-topics.json). What this broker hosts of them, the
+// partitions with their logs, is the replica manager's
+// (replication/replica_manager.h), not this table's.
 //
 // The read side: handlers look topics up here on the event loop (those
 // that describe the cluster read the metadata image the broker publishes
 // from this table, broker/metadata_publisher.h). Changes go through the
 // topic front end (topic_frontend.h), which builds new partitions off the
-// loop and publishes them here.
+// loop, hands them to the replica manager and publishes the topic here.
 //
 // Kafka keeps this in its KRaft metadata log (__cluster_metadata); Runnel
-// in its metadata store (cluster/metadata_store.h). The partition directories themselves carry the topic id in
-// partition.metadata as Kafka's do, and are checked against it at startup.
+// in its metadata store (cluster/metadata_store.h). The partition
+// directories themselves carry the topic id in partition.metadata as
+// Kafka's do, and are checked against it at startup.
 #pragma once
 
 #include <functional>
@@ -23,12 +27,11 @@
 
 #include "broker/config.h"
 #include "broker/partition_opener.h"
-#include "replication/partition.h"
 #include "broker/topic_config.h"
 #include "cluster/metadata_image.h"
 #include "cluster/metadata_store.h"
 #include "protocol/error_codes.h"
-#include "storage/log_manager.h"
+#include "replication/replica_manager.h"
 
 namespace runnel::broker {
 
@@ -41,8 +44,7 @@ struct Topic {
   protocol::Uuid id;
   TopicOverrides overrides;
   TopicConfig config;  // built from `overrides` over the broker's values (TopicConfig::build)
-  // One slot per partition; in a cluster, null where this broker is not a replica.
-  std::vector<std::shared_ptr<Partition>> partitions;
+  int32_t partition_count = 0;
   bool internal = false;
 };
 
@@ -55,24 +57,20 @@ struct TopicError {
 
 class TopicTable {
  public:
-  // Writes a topic's record durably before create() returns (blocking;
-  // the key and the value of record()).
-  using PersistNow = std::function<std::error_code(const std::string& key, const std::string& value)>;
-  TopicTable(const BrokerConfig& config, storage::LogManager& logs, PersistNow persist_now = nullptr);
+  // `hosted`: where a topic's config goes when it changes (the logs of the
+  // partitions this broker hosts of it).
+  TopicTable(const BrokerConfig& config, replication::ReplicaManager& hosted);
 
-  // Takes the stored topics (the topics/ keys) and opens every partition's log.
+  // Takes the stored topics (the topics/ keys). Opening their partitions
+  // is the broker's (broker/partition_opener.h).
   std::error_code load(const std::vector<cluster::KeyValue>& topics);
 
   std::shared_ptr<Topic> find(const std::string& name) const;
   std::shared_ptr<Topic> find(const protocol::Uuid& id) const;
-  std::shared_ptr<Partition> partition(const std::string& topic, int32_t index) const;
   const std::map<std::string, std::shared_ptr<Topic>>& topics() const { return by_name_; }
+  // Whether the topic has this partition, hosted here or not.
+  bool has_partition(const std::string& topic, int32_t index) const;
 
-  // Creates a topic on the event loop, for the group coordinator's
-  // __consumer_offsets (its callers are synchronous). Handlers use the
-  // topic front end instead. All or nothing, as the front end's create.
-  Result<std::shared_ptr<Topic>> create(const std::string& name, int32_t partitions, const TopicOverrides& overrides,
-                                        bool internal = false);
   // After the broker's dynamic configs changed: every topic's config is
   // rebuilt over the new broker defaults and given to its partition logs.
   void apply_broker_defaults();
@@ -89,22 +87,18 @@ class TopicTable {
   PartitionSpec partition_spec(const Topic& topic) const;
   void publish(std::shared_ptr<Topic> topic);
   void unpublish(const Topic& topic);
-  // Appends opened partitions to a published topic, under its current config.
-  void add_partitions(Topic& topic, std::vector<std::shared_ptr<Partition>> partitions);
+  // A published topic grew to `count` partitions (their logs already opened
+  // and hosted); they take the topic's config as it is now, which may have
+  // changed while they were being made.
+  void grow(Topic& topic, int32_t count);
   // Replaces a published topic's overrides and gives its partition logs the new config.
   void set_overrides(Topic& topic, TopicOverrides overrides);
 
   // In a cluster the table mirrors the metadata image (broker/hosted_partitions.h):
-  // every topic of the cluster is here, with one slot per partition, and a
-  // slot holds a Partition only where this broker is a replica (null
-  // elsewhere). mirror() adds the image's topic or brings its partition
-  // count and overrides up to date; a topic of that name with another id
-  // must be unpublished first.
+  // every topic of the cluster is here, hosted here or not. mirror() adds
+  // the image's topic or brings its partition count and overrides up to
+  // date; a topic of that name with another id must be unpublished first.
   std::shared_ptr<Topic> mirror(const cluster::TopicImage& image);
-  void host(Topic& topic, std::shared_ptr<Partition> partition);
-  std::shared_ptr<Partition> unhost(Topic& topic, int32_t index);
-  // Whether the topic has this partition, hosted here or not.
-  bool has_partition(const std::string& topic, int32_t index) const;
 
   // Runs after every change of a topic that readers can see (published,
   // unpublished, grown, overrides replaced), with the topic's name; the
@@ -123,11 +117,10 @@ class TopicTable {
 
  private:
   const BrokerConfig& config_;
-  storage::LogManager& logs_;
+  replication::ReplicaManager& hosted_;
   std::map<std::string, std::shared_ptr<Topic>> by_name_;
   std::map<protocol::Uuid, std::shared_ptr<Topic>> by_id_;
   std::set<std::string> reserved_;
-  PersistNow persist_now_;
   Changed changed_;
 };
 

@@ -1,20 +1,53 @@
 #include "replication/replica_manager.h"
 
 #include "broker/logging.h"
-#include "broker/topic_table.h"
 
 namespace runnel::replication {
 
-ReplicaManager::ReplicaManager(asio::any_io_executor ex, const broker::TopicTable& topics, NodeId local_node)
-    : topics_(topics), local_node_(local_node), produce_purgatory_(ex), fetch_purgatory_(ex) {}
+ReplicaManager::ReplicaManager(asio::any_io_executor ex, const cluster::MetadataCache& metadata, NodeId local_node)
+    : metadata_(metadata), local_node_(local_node), produce_purgatory_(ex), fetch_purgatory_(ex) {}
 
 std::shared_ptr<Partition> ReplicaManager::get_partition(const std::string& topic, PartitionId id) const {
-  return topics_.partition(topic, id.value());
+  auto it = all_partitions_.find(topic);
+  if (it == all_partitions_.end() || id.value() < 0 || static_cast<size_t>(id.value()) >= it->second.size())
+    return nullptr;
+  return it->second[static_cast<size_t>(id.value())];
 }
 
 ErrorCode ReplicaManager::missing_partition_error(const std::string& topic, PartitionId id) const {
-  return topics_.has_partition(topic, id.value()) ? ErrorCode::not_leader_or_follower
-                                                  : ErrorCode::unknown_topic_or_partition;
+  return metadata_->partition(topic, id) ? ErrorCode::not_leader_or_follower : ErrorCode::unknown_topic_or_partition;
+}
+
+void ReplicaManager::add_partition(std::shared_ptr<Partition> partition) {
+  auto& slots = all_partitions_[partition->topic()];
+  const auto i = static_cast<size_t>(partition->index());
+  if (i >= slots.size()) slots.resize(i + 1);
+  slots[i] = std::move(partition);
+}
+
+std::shared_ptr<Partition> ReplicaManager::remove_partition(const std::string& topic, PartitionId id) {
+  auto it = all_partitions_.find(topic);
+  if (it == all_partitions_.end() || id.value() < 0 || static_cast<size_t>(id.value()) >= it->second.size())
+    return nullptr;
+  auto removed = std::exchange(it->second[static_cast<size_t>(id.value())], nullptr);
+  auto& slots = it->second;
+  while (!slots.empty() && !slots.back()) slots.pop_back();
+  if (slots.empty()) all_partitions_.erase(it);
+  return removed;
+}
+
+std::vector<std::shared_ptr<Partition>> ReplicaManager::partitions(const std::string& topic) const {
+  std::vector<std::shared_ptr<Partition>> out;
+  if (auto it = all_partitions_.find(topic); it != all_partitions_.end())
+    for (const auto& p : it->second)
+      if (p) out.push_back(p);
+  return out;
+}
+
+void ReplicaManager::set_log_config(const std::string& topic, const storage::LogConfig& config) {
+  if (auto it = all_partitions_.find(topic); it != all_partitions_.end())
+    for (const auto& p : it->second)
+      if (p) p->log().set_config(config);
 }
 
 bool ReplicaManager::become_leader_or_follower(const std::string& topic, PartitionId id,
@@ -43,11 +76,11 @@ void ReplicaManager::apply_delta(const cluster::MetadataDelta& delta) {
 }
 
 void ReplicaManager::snapshot_producers_before_close() {
-  for (const auto& [name, topic] : topics_.topics())
-    for (const auto& partition : topic->partitions)
-      if (!partition) continue;
-      else if (auto ec = partition->snapshot_producers_before_close())
-        RLOG_WARN("%s-%d: producer snapshot at close: %s", name.c_str(), partition->index(), ec.message().c_str());
+  for_each_partition([](const std::shared_ptr<Partition>& partition) {
+    if (auto ec = partition->snapshot_producers_before_close())
+      RLOG_WARN("%s-%d: producer snapshot at close: %s", partition->topic().c_str(), partition->index(),
+                ec.message().c_str());
+  });
 }
 
 void ReplicaManager::append_to_local_log(int16_t required_acks, std::span<AppendEntry> entries) {

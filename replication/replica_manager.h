@@ -6,9 +6,12 @@
 // purgatories where requests wait on partitions: acks=all produces for the
 // high watermark, long-poll fetches for data.
 //
-// Where the partitions live: still in the topic table's Topic (a view the
-// metadata side publishes as topics are created, grown and deleted); this
-// manager looks them up there. The cluster's metadata drives leadership:
+// It owns the partitions this broker hosts (Kafka's allPartitions): they are
+// added as their logs are opened (a single node's topic front end, or
+// broker/hosted_partitions.h following a cluster's image) and removed
+// before their logs are. What the cluster says about topics (names, ids,
+// partition counts, configs) is the metadata's, not this manager's: the
+// topic table and the metadata cache. The cluster's metadata drives leadership:
 // apply_delta takes each change of the metadata cache's image (Kafka's
 // ReplicaManager.applyDelta). On one node a partition is already led by
 // this node, alone in the ISR, when it is opened, and the image says the
@@ -21,19 +24,18 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/ids.h"
 #include "broker/asio.h"
 #include "broker/delayed_operations.h"
+#include "cluster/metadata_cache.h"
 #include "cluster/metadata_delta.h"
 #include "replication/delayed_fetch.h"
 #include "replication/delayed_produce.h"
 #include "replication/partition.h"
-
-namespace runnel::broker {
-class TopicTable;
-}
 
 namespace runnel::replication {
 
@@ -42,7 +44,9 @@ namespace asio = broker::asio;
 
 class ReplicaManager {
  public:
-  ReplicaManager(asio::any_io_executor ex, const broker::TopicTable& topics, NodeId local_node);
+  // `metadata`: what the cluster knows, for telling a partition hosted
+  // elsewhere from one that does not exist.
+  ReplicaManager(asio::any_io_executor ex, const cluster::MetadataCache& metadata, NodeId local_node);
   ReplicaManager(const ReplicaManager&) = delete;
   ReplicaManager& operator=(const ReplicaManager&) = delete;
 
@@ -56,6 +60,22 @@ class ReplicaManager {
   // NOT_LEADER_OR_FOLLOWER, so the client refreshes its metadata and goes
   // to the leader; any other UNKNOWN_TOPIC_OR_PARTITION.
   ErrorCode missing_partition_error(const std::string& topic, PartitionId id) const;
+
+  // Hosting. A partition is added once its log is open, in the slot of its
+  // topic and index, and removed before its log is closed or removed.
+  void add_partition(std::shared_ptr<Partition> partition);
+  std::shared_ptr<Partition> remove_partition(const std::string& topic, PartitionId id);
+  // Every hosted partition of the topic, in index order.
+  std::vector<std::shared_ptr<Partition>> partitions(const std::string& topic) const;
+  // Each hosted partition of every topic.
+  template <typename F>
+  void for_each_partition(F&& f) const {
+    for (const auto& [_, slots] : all_partitions_)
+      for (const auto& p : slots)
+        if (p) f(p);
+  }
+  // A topic's config changed: its hosted partitions' logs take it.
+  void set_log_config(const std::string& topic, const storage::LogConfig& config);
 
   // Applies the metadata's view of a hosted partition (Kafka's
   // becomeLeaderOrFollower: makeLeaders / makeFollowers). False when the
@@ -90,8 +110,11 @@ class ReplicaManager {
   void snapshot_producers_before_close();
 
  private:
-  const broker::TopicTable& topics_;
+  const cluster::MetadataCache& metadata_;
   NodeId local_node_;
+  // By topic name, one slot per partition index up to the highest hosted
+  // (null where this broker is not a replica).
+  std::unordered_map<std::string, std::vector<std::shared_ptr<Partition>>> all_partitions_;
   broker::DelayedOperations produce_purgatory_;
   broker::DelayedOperations fetch_purgatory_;
 };

@@ -3,7 +3,7 @@
 // REQUEST_TIMED_OUT when the ISR does not get them in time.
 #include <catch2/catch.hpp>
 
-#include "broker/topic_table.h"
+#include "broker/testing/hosted_topics.h"
 #include "replication/replica_manager.h"
 #include "replication/test_partition.h"
 
@@ -17,20 +17,17 @@ namespace asio = broker::asio;
 
 namespace {
 
-std::unique_ptr<storage::LogManager> open_logs(const TempDir& dir) { return open_log_manager(dir.path); }
-
 struct Fixture {
   TempDir dir;
   broker::BrokerConfig config = broker::BrokerConfig::from({{"node.id", "1"}, {"log.dirs", dir.path.string()}});
-  std::unique_ptr<storage::LogManager> logs = open_logs(dir);
-  broker::TopicTable topics{config, *logs};
-  asio::io_context io;
-  ReplicaManager replicas{io.get_executor(), topics, NodeId(1)};
+  broker::testing::HostedTopics node{config};
+  asio::io_context& io = node.io;
+  ReplicaManager& replicas = node.replicas;
   Bytes batch = batch_of(3, 9);
   std::vector<AppendEntry> entries;
   bool done = false;
 
-  Fixture() { REQUIRE(topics.create("t", 1, {})); }
+  Fixture() { node.create("t", 1); }
   std::shared_ptr<Partition> partition() { return replicas.get_partition("t", PartitionId(0)); }
 
   void produce(int16_t acks, std::chrono::milliseconds timeout) {

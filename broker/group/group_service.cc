@@ -1,13 +1,12 @@
 #include "broker/group/group_service.h"
 
-#include <unistd.h>
-
 #include "base/clock.h"
 #include "broker/broker.h"
 #include "broker/logging.h"
 #include "protocol/records/batch_builder.h"
 #include "protocol/records/batch_reader.h"
 #include "protocol/records/validate.h"
+#include "storage/io.h"
 
 namespace runnel::broker::group {
 
@@ -27,18 +26,6 @@ CoordinatorConfig coordinator_config(const BrokerConfig& c, int32_t partitions) 
   cc.offset_metadata_max_bytes = c.get_int("offset.metadata.max.bytes");
   cc.offsets_retention_ms = static_cast<int64_t>(c.get_int("offsets.retention.minutes")) * 60 * 1000;
   return cc;
-}
-
-// `partitions`: the coordinator's count, which maps groups to partitions;
-// a topic deleted and created again must keep it.
-std::error_code create_offsets_topic(Broker& b, int32_t partitions) {
-  TopicOverrides overrides{{"cleanup.policy", "compact"},
-                           {"segment.bytes", std::to_string(b.config().get_int("offsets.topic.segment.bytes"))},
-                           {"compression.type", "producer"}};
-  auto created = b.topics().create(kOffsetsTopic, partitions, overrides, true);
-  if (!created) return created.error();
-  RLOG_INFO("created %s with %zu partitions", kOffsetsTopic, (*created)->partitions.size());
-  return {};
 }
 
 struct LoadedRecord {
@@ -66,9 +53,9 @@ std::function<LoadedPartition()> read_partition(std::shared_ptr<storage::Log> lo
       const auto& region = info->records;
       if (region.length <= 0) break;
       Bytes buf(static_cast<size_t>(region.length));
-      ssize_t n = ::pread(region.fd, buf.data(), buf.size(), region.offset);
-      if (n != static_cast<ssize_t>(buf.size())) {
-        out.error = "short read";
+      auto n = storage::pread_full(region.fd, buf.data(), buf.size(), region.offset);
+      if (!n || *n != buf.size()) {
+        out.error = n ? "short read" : n.error().message();
         break;
       }
       rec::BatchIterator it(ByteView(buf.data(), buf.size()));
@@ -106,12 +93,12 @@ awaitable<std::error_code> sync_appended(Broker& broker, std::shared_ptr<storage
 
 }  // namespace
 
-GroupService::GroupService(Broker& broker) : broker_(broker) {
+GroupService::GroupService(Broker& broker) : broker_(broker), offsets_topic_done_(broker.io()) {
+  offsets_topic_done_.expires_at(asio::steady_timer::time_point::max());
   // An existing topic keeps the partition count it was created with (the
   // group -> partition mapping depends on it); a new one gets the config's.
   auto topic = broker.topics().find(kOffsetsTopic);
-  auto partitions = topic ? static_cast<int32_t>(topic->partitions.size())
-                          : broker.config().get_int("offsets.topic.num.partitions");
+  auto partitions = topic ? topic->partition_count : broker.config().get_int("offsets.topic.num.partitions");
   timer_ = std::make_unique<PurgatoryTimer>(broker.io().get_executor(), wall_ms,
                                             [&broker] { return broker.stopping(); });
   coordinator_ =
@@ -126,18 +113,9 @@ GroupService::GroupService(Broker& broker) : broker_(broker) {
     for (int32_t p = 0; p < partitions; ++p) coordinator_->begin_loading(p);
 }
 
-std::error_code GroupService::ensure_offsets_topic() {
-  if (broker_.topics().find(kOffsetsTopic)) return {};
-  if (broker_.in_cluster()) {
-    request_offsets_topic();
-    return std::make_error_code(std::errc::resource_unavailable_try_again);
-  }
-  return create_offsets_topic(broker_, coordinator_->config().offsets_partitions);
-}
-
 void GroupService::request_offsets_topic() {
   if (creating_offsets_topic_ || broker_.metadata_cache()->topic(kOffsetsTopic)) return;
-  const int32_t factor = broker_.config().get_int("offsets.topic.replication.factor");
+  const int32_t factor = broker_.in_cluster() ? broker_.config().get_int("offsets.topic.replication.factor") : 1;
   const size_t live = broker_.metadata_cache()->live_brokers().size();
   if (live < static_cast<size_t>(factor)) {
     RLOG_DEBUG("%s not created: %zu live broker(s), offsets.topic.replication.factor is %d", kOffsetsTopic, live,
@@ -145,10 +123,19 @@ void GroupService::request_offsets_topic() {
     return;
   }
   creating_offsets_topic_ = true;
-  asio::co_spawn(broker_.io(), create_offsets_topic_in_cluster(static_cast<int16_t>(factor)), asio::detached);
+  asio::co_spawn(broker_.io(), create_offsets_topic(static_cast<int16_t>(factor)), asio::detached);
 }
 
-awaitable<void> GroupService::create_offsets_topic_in_cluster(int16_t replication_factor) {
+awaitable<bool> GroupService::offsets_topic_ready() {
+  request_offsets_topic();
+  // Bounded by the creation in flight, which cancels the timer as it ends.
+  while (creating_offsets_topic_) co_await offsets_topic_done_.async_wait(as_tuple_awaitable);
+  co_return broker_.topics().find(kOffsetsTopic) != nullptr;
+}
+
+// The partition count is the coordinator's, which maps groups to
+// partitions: a topic deleted and created again keeps it.
+awaitable<void> GroupService::create_offsets_topic(int16_t replication_factor) {
   TopicOverrides overrides{{"cleanup.policy", "compact"},
                            {"segment.bytes", std::to_string(broker_.config().get_int("offsets.topic.segment.bytes"))},
                            {"compression.type", "producer"}};
@@ -161,6 +148,7 @@ awaitable<void> GroupService::create_offsets_topic_in_cluster(int16_t replicatio
     created.error = {protocol::ErrorCode::unknown_server_error, e.what()};
   }
   creating_offsets_topic_ = false;
+  offsets_topic_done_.cancel();
   if (created.error.ok())
     RLOG_INFO("created %s with %d partitions, replication factor %d", kOffsetsTopic, partitions, replication_factor);
   else if (created.error.code != protocol::ErrorCode::topic_already_exists)
@@ -179,9 +167,8 @@ void GroupService::start() {
 }
 
 awaitable<void> GroupService::load_partitions() {
-  auto topic = broker_.topics().find(kOffsetsTopic);
   size_t records = 0;
-  for (auto& part : topic->partitions) records += co_await load_partition(part, 0);
+  for (auto& part : broker_.replica_manager().partitions(kOffsetsTopic)) records += co_await load_partition(part, 0);
   RLOG_INFO("group coordinator loaded %zu records from %s", records, kOffsetsTopic);
 }
 
@@ -212,7 +199,7 @@ void GroupService::leadership_changed(int32_t partition, bool leader) {
   auto topic = broker_.topics().find(kOffsetsTopic);
   if (!part || !topic) return;
   // The mapping of groups to partitions is the topic's.
-  coordinator_->set_offsets_partitions(static_cast<int32_t>(topic->partitions.size()));
+  coordinator_->set_offsets_partitions(topic->partition_count);
   const uint64_t generation = ++load_generation_[partition];
   coordinator_->own(partition);
   coordinator_->begin_loading(partition);
@@ -267,8 +254,11 @@ awaitable<std::error_code> GroupService::write_batch(std::shared_ptr<replication
 }
 
 void GroupService::append(int32_t partition, std::vector<OffsetsRecord> records, AppendDone done) {
-  if (auto ec = ensure_offsets_topic()) return done(ec);
   auto topic = broker_.topics().find(kOffsetsTopic);
+  if (!topic) {
+    request_offsets_topic();
+    return done(std::make_error_code(std::errc::resource_unavailable_try_again));
+  }
   auto part = broker_.replica_manager().get_partition(kOffsetsTopic, PartitionId(partition));
   if (!topic || !part) return done(std::make_error_code(std::errc::no_such_device));
   std::vector<rec::Record> rs(records.size());

@@ -35,17 +35,19 @@ class GroupService : public OffsetsStore {
  public:
   // When __consumer_offsets exists, every partition starts "loading".
   explicit GroupService(Broker& broker);
-  // Creates __consumer_offsets if it does not exist yet. A single node's
-  // creation is synchronous; in a cluster see request_offsets_topic.
-  std::error_code ensure_offsets_topic();
-  // In a cluster, Kafka's auto-creation on FindCoordinator: unless the
-  // image has __consumer_offsets, starts its creation (one at a time)
-  // through the topic front end with offsets.topic.replication.factor,
-  // and the caller answers COORDINATOR_NOT_AVAILABLE meanwhile. With fewer
-  // live brokers than that factor nothing is created (Kafka's controller
-  // refuses it with INVALID_REPLICATION_FACTOR, and FindCoordinator keeps
-  // answering COORDINATOR_NOT_AVAILABLE).
+  // Kafka's auto-creation on FindCoordinator and on a coordinator write:
+  // unless __consumer_offsets exists, starts its creation (one at a time)
+  // through the topic front end, whose disk work is off the event loop,
+  // and the caller answers COORDINATOR_NOT_AVAILABLE meanwhile. In a
+  // cluster with offsets.topic.replication.factor; with fewer live brokers
+  // than that nothing is created (Kafka's controller refuses it with
+  // INVALID_REPLICATION_FACTOR, and FindCoordinator keeps answering
+  // COORDINATOR_NOT_AVAILABLE). A single node's has one replica.
   void request_offsets_topic();
+  // A single node: requests the creation if needed and waits until it is
+  // done, so a client's first FindCoordinator is answered with this node
+  // rather than told to retry. Whether the topic exists.
+  awaitable<bool> offsets_topic_ready();
   // DeleteTopics removed __consumer_offsets. Kafka 4.x accepts that (only
   // its CLI refuses): the coordinator resigns every partition, so the
   // groups and their offsets are gone at once, and the topic is created
@@ -75,7 +77,7 @@ class GroupService : public OffsetsStore {
   // Replays one partition's records into the coordinator; the number read.
   // A load overtaken by a resignation (or another election) replays nothing.
   awaitable<size_t> load_partition(std::shared_ptr<replication::Partition> part, uint64_t generation);
-  awaitable<void> create_offsets_topic_in_cluster(int16_t replication_factor);
+  awaitable<void> create_offsets_topic(int16_t replication_factor);
   awaitable<std::error_code> write_batch(std::shared_ptr<replication::Partition> part, int32_t min_isr, Bytes batch);
   // Kafka's offsets.retention.check.interval.ms task, on the coordinator's timer.
   void schedule_offsets_expiration();
@@ -83,8 +85,10 @@ class GroupService : public OffsetsStore {
   Broker& broker_;
   std::unique_ptr<PurgatoryTimer> timer_;
   std::unique_ptr<GroupCoordinator> coordinator_;
-  // In a cluster: a creation of __consumer_offsets is in flight.
+  // A creation of __consumer_offsets is in flight; `offsets_topic_done_`
+  // never expires and is cancelled when it ends, waking offsets_topic_ready.
   bool creating_offsets_topic_ = false;
+  asio::steady_timer offsets_topic_done_;
   // Per partition, bumped at each election and resignation: a load checks
   // it is still the current one before it replays.
   std::map<int32_t, uint64_t> load_generation_;

@@ -57,8 +57,8 @@ Answer find_in_cluster(Broker& b, const std::string& group_id, const std::string
 Answer find(Broker& b, int8_t key_type, const std::string& key, const std::string& listener, Node& node) {
   if (key_type == 0 && b.in_cluster()) return find_in_cluster(b, key, listener, node);
   if (key_type == 0) {
-    // Like Kafka, the offsets topic is created when a group first needs it.
-    if (auto ec = b.groups().ensure_offsets_topic()) return coordinator_not_available();
+    // Created when a group first needs it (handle<> waited for that).
+    if (!b.topics().find(group::kOffsetsTopic)) return coordinator_not_available();
     const cluster::BrokerRegistration* self = b.metadata_cache()->broker(NodeId(b.node_id()));
     const cluster::BrokerEndpoint* e = self ? endpoint_for(*self, listener) : nullptr;
     if (!e) return coordinator_not_available();
@@ -75,6 +75,10 @@ template <>
 awaitable<p::FindCoordinatorResponse> handle<p::FindCoordinatorApi>(RequestContext& ctx, p::FindCoordinatorRequest& req) {
   Broker& b = ctx.broker;
   p::FindCoordinatorResponse resp;
+  // Like Kafka, the offsets topic is created when a group first needs it;
+  // a single node answers once it is there, its disk work off the loop.
+  if (req.key_type == 0 && !b.in_cluster() && !b.topics().find(group::kOffsetsTopic))
+    (void)co_await b.groups().offsets_topic_ready();
   if (ctx.api_version() < 4) {
     Node node;
     Answer a = find(b, req.key_type, req.key, ctx.listener_name, node);

@@ -51,12 +51,10 @@ awaitable<p::DescribeLogDirsResponse> handle<p::DescribeLogDirsApi>(RequestConte
 
   // Every hosted partition, grouped by log dir, then by topic.
   std::map<fs::path, std::map<std::string, std::vector<std::shared_ptr<Partition>>>> by_dir;
-  for (const auto& [name, topic] : b.topics().topics())
-    for (const auto& part : topic->partitions) {
-      if (!part) continue;  // a cluster's partition this broker is no replica of
-      if (req.topics && !wanted.count({name, part->index()})) continue;
-      by_dir[normal(part->log().dir().parent_path())][name].push_back(part);
-    }
+  b.replica_manager().for_each_partition([&](const std::shared_ptr<Partition>& part) {
+    if (req.topics && !wanted.count({part->topic(), part->index()})) return;
+    by_dir[normal(part->log().dir().parent_path())][part->topic()].push_back(part);
+  });
 
   for (size_t i = 0; i < b.logs().log_dirs().size(); ++i) {
     const auto& dir = b.logs().log_dirs()[i];

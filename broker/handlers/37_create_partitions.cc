@@ -37,7 +37,7 @@ TopicError check_topic(const TopicTable& topics, const Topic_& t, const cluster:
   auto topic = topics.find(t.name);
   if (!topic) return {ErrorCode::unknown_topic_or_partition, ""};
   if (auto e = TopicFrontend::check_new_count(*topic, t.count); !e.ok()) return e;
-  const int32_t current = static_cast<int32_t>(topic->partitions.size());
+  const int32_t current = topic->partition_count;
   const int64_t additional = int64_t{t.count} - current;
   if (t.assignments) {
     if (static_cast<int64_t>(t.assignments->size()) != additional)
@@ -82,7 +82,7 @@ awaitable<p::CreatePartitionsResponse> handle<p::CreatePartitionsApi>(RequestCon
     TopicError e = check_topic(b.topics(), t, *b.metadata_cache(), assignment);
     if (e.ok()) {
       valid.emplace_back(&t, std::move(assignment));
-      new_partitions += int64_t{t.count} - static_cast<int64_t>(b.topics().find(t.name)->partitions.size());
+      new_partitions += int64_t{t.count} - int64_t{b.topics().find(t.name)->partition_count};
     }
     results.push_back(result(t.name, e));
   }

@@ -118,7 +118,7 @@ awaitable<Response> handle<p::DescribeTopicPartitionsApi>(RequestContext& ctx, p
     out.name = name;
     out.topic_id = t->id;
     out.is_internal = t->internal;
-    const int32_t count = static_cast<int32_t>(t->partitions.size());
+    const auto count = static_cast<int32_t>(t->partitions.size());
     const int32_t first = name == cursor_topic ? req.cursor->partition_index : 0;
     const int32_t end = static_cast<int32_t>(std::min<int64_t>(count, int64_t{first} + remaining));
     for (int32_t i = std::max(first, 0); i < end; ++i) out.partitions.push_back(describe(*t, PartitionId(i), *image, rm));
