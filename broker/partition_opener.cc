@@ -1,5 +1,6 @@
 #include "broker/partition_opener.h"
 
+#include "base/clock.h"
 #include "broker/logging.h"
 #include "storage/io.h"
 
@@ -16,7 +17,7 @@ storage::Result<std::shared_ptr<Partition>> open_partition(storage::LogManager& 
   auto part = std::make_shared<Partition>(spec.topic, PartitionId(index), *log, NodeId(spec.node_id));
   if (spec.single_node)
     part->become_leader_or_follower(replication::PartitionState::single_node(NodeId(spec.node_id)));
-  if (auto ec = part->load_producer_state(storage::wall_clock_ms(), spec.producer_expiration_ms)) return ec;
+  if (auto ec = part->load_producer_state(Clock::system().wall_ms(), spec.producer_expiration_ms)) return ec;
   return part;
 }
 

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "base/clock.h"
 
 namespace runnel::storage {
 
@@ -144,7 +143,5 @@ std::error_code remove_if_exists(const fs::path& path) {
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) return errno_code(errno);
   return {};
 }
-
-int64_t wall_clock_ms() { return runnel::Clock::system().wall_ms(); }
 
 }  // namespace runnel::storage

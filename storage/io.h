@@ -59,7 +59,4 @@ Result<std::string> read_whole_file(const fs::path& path);
 std::error_code rename_path(const fs::path& from, const fs::path& to);
 std::error_code remove_if_exists(const fs::path& path);
 
-// Wall-clock milliseconds since the epoch.
-int64_t wall_clock_ms();
-
 }  // namespace runnel::storage

@@ -42,6 +42,7 @@
 #include <span>
 #include <vector>
 
+#include "base/clock.h"
 #include "protocol/codec/types.h"
 #include "storage/errors.h"
 #include "storage/group_commit.h"
@@ -53,13 +54,13 @@
 
 namespace runnel::storage {
 
-using Clock = std::function<int64_t()>;  // milliseconds since the epoch
+using runnel::Clock;  // the log reads its wall_ms(): segment ages, retention, flush.ms
 
 struct LogOptions {
   int64_t recovery_point = 0;    // from recovery-point-offset-checkpoint
   int64_t log_start_offset = 0;  // from log-start-offset-checkpoint
   bool clean_shutdown = false;   // the log dir had .kafka_cleanshutdown
-  Clock clock;                   // defaults to the wall clock
+  const Clock* clock = nullptr;  // defaults to Clock::system()
   int64_t cleaner_checkpoint = 0;  // from cleaner-offset-checkpoint: first dirty offset
   std::optional<protocol::Uuid> topic_id;  // checked against / written to partition.metadata
   // The health of the log dir holding this log: an I/O error here takes the
@@ -245,7 +246,7 @@ class Log {
   std::error_code fail(std::error_code ec);
   // After a failed open: drops every file handle, writing nothing.
   void abandon();
-  int64_t now() const { return clock_(); }
+  int64_t now() const { return clock_->wall_ms(); }
   Segment& active() { return *segments_.back(); }
   // Index of the segment whose range holds `offset` (the last with base <= offset).
   size_t floor_segment(int64_t offset) const;
@@ -267,7 +268,7 @@ class Log {
   fs::path dir_;
   mutable std::mutex mu_;
   LogConfig config_;
-  Clock clock_;
+  const Clock* clock_ = &Clock::system();
   std::vector<std::unique_ptr<Segment>> segments_;
   LeaderEpochCache epochs_;
   int64_t log_start_offset_ = 0;

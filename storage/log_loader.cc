@@ -47,7 +47,7 @@ Result<std::unique_ptr<Log>> Log::open(const fs::path& dir, const LogConfig& con
   std::unique_ptr<Log> log(new Log());
   log->dir_ = dir;
   log->config_ = config;
-  log->clock_ = options.clock ? options.clock : Clock(wall_clock_ms);
+  if (options.clock) log->clock_ = options.clock;
   log->dir_failure_ = options.dir_failure;
   if (auto ec = log->open_files(options)) {
     // A half-loaded log has no group commit yet and may hold half-rebuilt

@@ -33,7 +33,7 @@ std::string set_aside_dir_name(const TopicPartition& tp, std::string_view kind) 
 Result<std::unique_ptr<LogManager>> LogManager::open(LogManagerOptions options) {
   std::unique_ptr<LogManager> m(new LogManager());
   m->options_ = std::move(options);
-  m->clock_ = m->options_.clock ? m->options_.clock : Clock(wall_clock_ms);
+  if (m->options_.clock) m->clock_ = m->options_.clock;
   m->clean_.assign(m->options_.log_dirs.size(), false);
   for (size_t i = 0; i < m->options_.log_dirs.size(); ++i)
     m->dir_failures_.push_back(std::make_shared<LogDirFailure>());

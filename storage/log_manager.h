@@ -53,7 +53,7 @@ inline constexpr const char* kCleanShutdownFile = ".kafka_cleanshutdown";
 struct LogManagerOptions {
   std::vector<fs::path> log_dirs;               // log.dirs
   LogConfig default_config;                     // the broker's log.* defaults
-  Clock clock;                                  // defaults to the wall clock
+  const Clock* clock = nullptr;                 // defaults to Clock::system()
   // meta.properties: written if missing when cluster_id is set; when
   // present it must match (inconsistent_cluster_id otherwise).
   std::optional<std::string> cluster_id;
@@ -158,10 +158,10 @@ class LogManager {
   Result<std::shared_ptr<Log>> create(const TopicPartition& tp, const LogConfig& config,
                                       std::optional<protocol::Uuid> topic_id);
   std::error_code checkpoint_dir(size_t index, const std::map<TopicPartition, Entry>& logs);
-  int64_t now() const { return clock_(); }
+  int64_t now() const { return clock_->wall_ms(); }
 
   LogManagerOptions options_;
-  Clock clock_;
+  const Clock* clock_ = &Clock::system();
   mutable std::mutex mu_;
   std::map<TopicPartition, Entry> logs_;
   std::map<TopicPartition, FoundDir> found_;

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <ctime>
 
+#include "base/clock.h"
 #include "storage/io.h"
 #include "storage/uuid_text.h"
 
@@ -58,7 +59,7 @@ Result<MetaProperties> parse_meta_properties(std::string_view text) {
 }
 
 std::error_code write_meta_properties(const std::filesystem::path& log_dir, const MetaProperties& m) {
-  return write_file_atomically(log_dir / kMetaPropertiesFile, format_meta_properties(m, wall_clock_ms()));
+  return write_file_atomically(log_dir / kMetaPropertiesFile, format_meta_properties(m, Clock::system().wall_ms()));
 }
 
 Result<MetaProperties> read_meta_properties(const std::filesystem::path& log_dir) {

@@ -41,13 +41,13 @@ struct TempDir {
   TempDir& operator=(const TempDir&) = delete;
 };
 
-// A clock the test moves by hand.
-struct FakeClock {
+// A clock the test moves by hand; atomic, as a log's background work reads
+// it from other threads.
+struct FakeClock final : runnel::Clock {
   std::shared_ptr<std::atomic<int64_t>> ms = std::make_shared<std::atomic<int64_t>>(1'700'000'000'000);
-  Clock clock() const {
-    auto p = ms;
-    return [p] { return p->load(); };
-  }
+  int64_t wall_ms() const override { return ms->load(); }
+  int64_t steady_ms() const override { return ms->load(); }
+  const runnel::Clock* clock() const { return this; }
   void advance(int64_t d) { *ms += d; }
   int64_t now() const { return ms->load(); }
 };

@@ -5,8 +5,8 @@
 
 namespace runnel::broker::group {
 
-GroupCoordinator::GroupCoordinator(CoordinatorConfig config, OffsetsStore& store, Clock clock, CoordinatorTimer& timer)
-    : config_(config), store_(store), groups_(config_, store, std::move(clock), timer), offsets_(config_, store, groups_) {}
+GroupCoordinator::GroupCoordinator(CoordinatorConfig config, OffsetsStore& store, const Clock& clock, CoordinatorTimer& timer)
+    : config_(config), store_(store), groups_(config_, store, clock, timer), offsets_(config_, store, groups_) {}
 
 void GroupCoordinator::replay(int32_t partition, ByteView key, std::optional<ByteView> value) {
   (void)partition;

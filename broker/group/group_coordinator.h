@@ -27,9 +27,7 @@ namespace runnel::broker::group {
 
 class GroupCoordinator {
  public:
-  using Clock = group::Clock;
-
-  GroupCoordinator(CoordinatorConfig config, OffsetsStore& store, Clock clock, CoordinatorTimer& timer);
+  GroupCoordinator(CoordinatorConfig config, OffsetsStore& store, const Clock& clock, CoordinatorTimer& timer);
 
   const CoordinatorConfig& config() const { return config_; }
   int32_t partition_for(const std::string& group_id) const { return groups_.partition_for(group_id); }

@@ -65,8 +65,17 @@ struct VirtualTimer : CoordinatorTimer {
   }
 };
 
+// The fixture's `now`, as the coordinator's clock.
+struct FixtureClock final : runnel::Clock {
+  explicit FixtureClock(const int64_t& now) : now(now) {}
+  int64_t wall_ms() const override { return now; }
+  int64_t steady_ms() const override { return now; }
+  const int64_t& now;
+};
+
 struct Fixture {
   int64_t now = 1'000'000;
+  FixtureClock clock{now};
   MemoryStore store;
   CoordinatorConfig config;
   VirtualTimer timer;
@@ -74,7 +83,7 @@ struct Fixture {
 
   explicit Fixture(int32_t initial_delay = 0) {
     config.initial_rebalance_delay_ms = initial_delay;
-    gc = std::make_unique<GroupCoordinator>(config, store, [this] { return now; }, timer);
+    gc = std::make_unique<GroupCoordinator>(config, store, clock, timer);
   }
   void advance(int64_t ms) { timer.advance_to(now, now + ms); }
 
@@ -349,7 +358,7 @@ TEST_CASE("INCONSISTENT_GROUP_PROTOCOL when protocols do not overlap") {
 TEST_CASE("GROUP_MAX_SIZE_REACHED beyond group.max.size") {
   Fixture f;
   f.config.max_size = 1;
-  f.gc = std::make_unique<GroupCoordinator>(f.config, f.store, [&f] { return f.now; }, f.timer);
+  f.gc = std::make_unique<GroupCoordinator>(f.config, f.store, f.clock, f.timer);
   f.stable_single_member();
   auto r = f.join(f.join_request(""));
   CHECK((*r)->error == ErrorCode::group_max_size_reached);
@@ -387,7 +396,7 @@ TEST_CASE("offsets and groups survive a reload from the records") {
 
   MemoryStore store2;
   VirtualTimer timer2;
-  GroupCoordinator reloaded(f.config, store2, [&f] { return f.now; }, timer2);
+  GroupCoordinator reloaded(f.config, store2, f.clock, timer2);
   int32_t p = reloaded.partition_for("g");
   reloaded.begin_loading(p);
   for (auto& [part, r] : f.store.records) {

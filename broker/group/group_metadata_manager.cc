@@ -53,9 +53,9 @@ SyncResult sync_error(ErrorCode error) {
 
 }  // namespace
 
-GroupMetadataManager::GroupMetadataManager(const CoordinatorConfig& config, OffsetsStore& store, Clock clock,
+GroupMetadataManager::GroupMetadataManager(const CoordinatorConfig& config, OffsetsStore& store, const Clock& clock,
                                            CoordinatorTimer& timer)
-    : config_(config), store_(store), clock_(std::move(clock)), timer_(timer) {}
+    : config_(config), store_(store), clock_(clock), timer_(timer) {}
 
 int32_t GroupMetadataManager::partition_for(const std::string& group_id) const {
   return offsets_partition_for(group_id, config_.offsets_partitions);

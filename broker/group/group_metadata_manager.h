@@ -25,6 +25,7 @@
 #include <system_error>
 #include <vector>
 
+#include "base/clock.h"
 #include "broker/group/classic_group.h"
 #include "broker/group/coordinator_config.h"
 #include "broker/group/coordinator_timer.h"
@@ -33,7 +34,7 @@
 
 namespace runnel::broker::group {
 
-using Clock = std::function<int64_t()>;  // milliseconds
+using runnel::Clock;  // the coordinator reads its wall_ms()
 
 struct JoinRequest {
   std::string group_id;
@@ -94,10 +95,10 @@ struct GroupDescription {
 
 class GroupMetadataManager {
  public:
-  GroupMetadataManager(const CoordinatorConfig& config, OffsetsStore& store, Clock clock, CoordinatorTimer& timer);
+  GroupMetadataManager(const CoordinatorConfig& config, OffsetsStore& store, const Clock& clock, CoordinatorTimer& timer);
 
   int32_t partition_for(const std::string& group_id) const;
-  int64_t now() const { return clock_(); }
+  int64_t now() const { return clock_.wall_ms(); }
 
   // Loading __consumer_offsets: while a partition loads, its groups answer
   // COORDINATOR_LOAD_IN_PROGRESS.
@@ -174,7 +175,7 @@ class GroupMetadataManager {
 
   const CoordinatorConfig& config_;
   OffsetsStore& store_;
-  Clock clock_;
+  const Clock& clock_;
   CoordinatorTimer& timer_;
   std::map<std::string, std::unique_ptr<Group>> groups_;
   std::set<int32_t> loading_;

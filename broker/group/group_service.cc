@@ -99,10 +99,10 @@ GroupService::GroupService(Broker& broker) : broker_(broker), offsets_topic_done
   // group -> partition mapping depends on it); a new one gets the config's.
   auto topic = broker.topics().find(kOffsetsTopic);
   auto partitions = topic ? topic->partition_count : broker.config().get_int("offsets.topic.num.partitions");
-  timer_ = std::make_unique<PurgatoryTimer>(broker.io().get_executor(), wall_ms,
+  timer_ = std::make_unique<PurgatoryTimer>(broker.io().get_executor(), Clock::system(),
                                             [&broker] { return broker.stopping(); });
   coordinator_ =
-      std::make_unique<GroupCoordinator>(coordinator_config(broker.config(), partitions), *this, wall_ms, *timer_);
+      std::make_unique<GroupCoordinator>(coordinator_config(broker.config(), partitions), *this, Clock::system(), *timer_);
   // In a cluster the partitions this broker leads are owned and loaded as
   // its image says (leadership_changed); nothing before.
   if (broker.in_cluster()) {

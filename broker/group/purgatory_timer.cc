@@ -38,8 +38,8 @@ class PurgatoryTimer::Task final : public DelayedOperation {
   bool dropped_ = false;
 };
 
-PurgatoryTimer::PurgatoryTimer(asio::any_io_executor ex, Clock clock, std::function<bool()> paused)
-    : clock_(std::move(clock)), paused_(std::move(paused)), purgatory_(std::move(ex)) {}
+PurgatoryTimer::PurgatoryTimer(asio::any_io_executor ex, const Clock& clock, std::function<bool()> paused)
+    : clock_(clock), paused_(std::move(paused)), purgatory_(std::move(ex)) {}
 
 PurgatoryTimer::~PurgatoryTimer() {
   // Nothing runs at destruction: drop every task before the purgatory
@@ -53,7 +53,7 @@ void PurgatoryTimer::schedule(const std::string& key, int64_t deadline_ms, std::
   auto task = std::make_shared<Task>(*this, key, std::move(operation));
   tasks_[key] = task;
   WatchList* watch[] = {&task->drop_list};
-  const int64_t delay_ms = std::max<int64_t>(deadline_ms - clock_(), 0);
+  const int64_t delay_ms = std::max<int64_t>(deadline_ms - clock_.wall_ms(), 0);
   purgatory_.try_complete_else_watch(task, watch,
                                      DelayedOperations::Clock::now() + std::chrono::milliseconds(delay_ms));
 }

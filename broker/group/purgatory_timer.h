@@ -11,6 +11,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "base/clock.h"
 #include "broker/asio.h"
 #include "broker/delayed_operations.h"
 #include "broker/group/coordinator_timer.h"
@@ -19,11 +20,10 @@ namespace runnel::broker::group {
 
 class PurgatoryTimer final : public CoordinatorTimer {
  public:
-  using Clock = std::function<int64_t()>;  // the coordinator's, milliseconds
-
   // `paused()` true: due operations are dropped instead of run (the broker
   // is shutting down; no member expires while connections drain).
-  PurgatoryTimer(asio::any_io_executor ex, Clock clock, std::function<bool()> paused);
+  // Deadlines are in `clock`'s wall_ms(), the coordinator's.
+  PurgatoryTimer(asio::any_io_executor ex, const Clock& clock, std::function<bool()> paused);
   ~PurgatoryTimer() override;
 
   void schedule(const std::string& key, int64_t deadline_ms, std::function<void()> operation) override;
@@ -34,7 +34,7 @@ class PurgatoryTimer final : public CoordinatorTimer {
  private:
   class Task;
 
-  Clock clock_;
+  const Clock& clock_;
   std::function<bool()> paused_;
   DelayedOperations purgatory_;
   std::unordered_map<std::string, std::shared_ptr<Task>> tasks_;

@@ -11,25 +11,22 @@ using namespace runnel::broker::group;
 
 namespace {
 
-int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t now_ms() { return runnel::Clock::system().wall_ms(); }
 
 // Deadlines only order the operations here: the purgatory's timers fire
 // earliest first, so a later "last" key says everything before it is done.
 struct Fixture {
   asio::io_context io;
   bool paused = false;
-  PurgatoryTimer timer{io.get_executor(), steady_ms, [this] { return paused; }};
+  PurgatoryTimer timer{io.get_executor(), runnel::Clock::system(), [this] { return paused; }};
   std::vector<std::string> ran;
 
   void schedule(const std::string& key, int64_t after_ms) {
-    timer.schedule(key, steady_ms() + after_ms, [this, key] { ran.push_back(key); });
+    timer.schedule(key, now_ms() + after_ms, [this, key] { ran.push_back(key); });
   }
   // Runs the loop until "last" has run (bounded: a broken timer fails, never hangs).
   void run_until_last() {
-    timer.schedule("last", steady_ms() + 60, [this] {
+    timer.schedule("last", now_ms() + 60, [this] {
       ran.push_back("last");
       io.stop();
     });
@@ -53,8 +50,8 @@ TEST_CASE("a scheduled key runs once at its deadline and is then free", "[purgat
 
 TEST_CASE("scheduling a key again replaces it; a cancelled key never runs", "[purgatory_timer]") {
   Fixture f;
-  f.timer.schedule("heartbeat-g-a", steady_ms() + 10, [&f] { f.ran.push_back("first"); });
-  f.timer.schedule("heartbeat-g-a", steady_ms() + 20, [&f] { f.ran.push_back("second"); });
+  f.timer.schedule("heartbeat-g-a", now_ms() + 10, [&f] { f.ran.push_back("first"); });
+  f.timer.schedule("heartbeat-g-a", now_ms() + 20, [&f] { f.ran.push_back("second"); });
   f.schedule("sync-g", 10);
   f.timer.cancel("sync-g");
   f.timer.cancel("nothing-here");
@@ -67,10 +64,10 @@ TEST_CASE("an operation may schedule its own key again", "[purgatory_timer]") {
   Fixture f;
   int runs = 0;
   std::function<void()> periodic = [&] {
-    if (++runs < 3) f.timer.schedule("expire-group-metadata", steady_ms() + 1, periodic);
+    if (++runs < 3) f.timer.schedule("expire-group-metadata", now_ms() + 1, periodic);
   };
-  f.timer.schedule("expire-group-metadata", steady_ms(), periodic);
-  f.timer.schedule("last", steady_ms() + 200, [&f] { f.io.stop(); });
+  f.timer.schedule("expire-group-metadata", now_ms(), periodic);
+  f.timer.schedule("last", now_ms() + 200, [&f] { f.io.stop(); });
   f.io.run_for(std::chrono::seconds(30));
   CHECK(runs == 3);
 }
@@ -80,13 +77,13 @@ TEST_CASE("while paused, due operations are dropped; destruction runs nothing", 
   {
     Fixture f;
     f.paused = true;
-    f.timer.schedule("join-g", steady_ms(), [&runs] { ++runs; });
-    f.timer.schedule("stop", steady_ms() + 20, [&f] { f.io.stop(); });
+    f.timer.schedule("join-g", now_ms(), [&runs] { ++runs; });
+    f.timer.schedule("stop", now_ms() + 20, [&f] { f.io.stop(); });
     // "stop" is paused too: the loop ends when the purgatory has nothing left.
     f.io.run_for(std::chrono::seconds(30));
     CHECK(f.timer.pending() == 0);
     f.paused = false;
-    f.timer.schedule("heartbeat-g-a", steady_ms() + 3600 * 1000, [&runs] { ++runs; });
+    f.timer.schedule("heartbeat-g-a", now_ms() + 3600 * 1000, [&runs] { ++runs; });
   }
   CHECK(runs == 0);
 }
