@@ -6,10 +6,11 @@ unfenced until its session ends:
   - the admin requests Runnel serves, sent raw to the brokers that are not
     the controller elected in etcd (clients send them to whichever broker
     Metadata names as controller): CreateTopics, CreatePartitions,
-    IncrementalAlterConfigs and AlterConfigs (each seen from another
-    broker), ElectLeaders, ListPartitionReassignments and DeleteTopics are
-    served there, none refused as NOT_CONTROLLER (Kafka's brokers forward
-    them to the controller); AlterPartitionReassignments below too;
+    IncrementalAlterConfigs and AlterConfigs of a topic and of the
+    cluster-wide broker configs (each seen from another broker),
+    ElectLeaders, ListPartitionReassignments and DeleteTopics are served
+    there, none refused as NOT_CONTROLLER (Kafka's brokers forward them to
+    the controller); AlterPartitionReassignments below too;
   - DescribeLogDirs (raw v1 and v4) of each broker lists exactly the
     partitions its Metadata's replica lists give it (topics of replication
     factor 2 and 3), each partition's size the sum of its .log files, the
@@ -50,7 +51,7 @@ ADMIN_TIMEOUT = 20.0  # the AdminClient's request timeout after the kill, inside
 ADMIN_WITHIN = 10.0  # ... and how soon it must have succeeded
 NAMED_FOR = 5.0  # seconds after the kill of asking the survivors who the controller is
 LOG_DIRS_COMMAND = "org.apache.kafka.tools.LogDirsCommand"
-TOPIC = 2  # ConfigResource type
+TOPIC, BROKER = 2, 4  # ConfigResource types
 PREFERRED = 0
 
 # The requests admin_test's codec does not know yet: (name, flexible from, request, response).
@@ -74,6 +75,16 @@ def topic_config(c, node_id, topic, key):
     res = r["results"][0]
     assert res["error_code"] == NONE, "DescribeConfigs %s on node %d: %s" % (topic, node_id, res)
     return {e["name"]: e["value"] for e in res["configs"]}.get(key)
+
+
+def cluster_defaults(c, node_id):
+    """The cluster-wide dynamic broker configs (BROKER "") node_id lists."""
+    r = at.Raw(c.port(node_id)).call(32, 1, {"resources": [{"resource_type": BROKER, "resource_name": "",
+                                                             "configuration_keys": None}],
+                                              "include_synonyms": False})
+    res = r["results"][0]
+    assert res["error_code"] == NONE, "DescribeConfigs BROKER \"\" on node %d: %s" % (node_id, res)
+    return {e["name"]: e["value"] for e in res["configs"]}
 
 
 def wait_config(c, node_id, topic, key, value):
@@ -101,6 +112,18 @@ def admin_on_any_broker(c):
         {"name": "retention.ms", "value": "7200000"}]}], "validate_only": False})
     assert [e["error_code"] for e in r["responses"]] == [NONE], "AlterConfigs via node %d: %s" % (y, r)
     wait_config(c, x, topic, "retention.ms", "7200000")
+
+    # A cluster-wide dynamic broker config, set on one broker, seen from etcd's
+    # controller, cleared (AlterConfigs replaces the layer) on the other.
+    r = at.Raw(c.port(y)).call(44, 0, {"resources": [{"resource_type": BROKER, "resource_name": "", "configs": [
+        {"name": "log.retention.ms", "config_operation": 0, "value": "7200000"}]}], "validate_only": False})
+    assert [e["error_code"] for e in r["responses"]] == [NONE], "IncrementalAlterConfigs BROKER via node %d: %s" % (y, r)
+    wait_until(lambda: cluster_defaults(c, elected) == {"log.retention.ms": "7200000"}, BOUND,
+               "node %d to list the cluster-wide default" % elected)
+    r = at.Raw(c.port(x)).call(33, 1, {"resources": [{"resource_type": BROKER, "resource_name": "", "configs": []}],
+                                       "validate_only": False})
+    assert [e["error_code"] for e in r["responses"]] == [NONE], "AlterConfigs BROKER via node %d: %s" % (x, r)
+    wait_until(lambda: cluster_defaults(c, y) == {}, BOUND, "node %d to list no cluster-wide default" % y)
 
     # Every partition is led by its preferred replica already: served, nothing to elect.
     top, results = parse_elect_leaders_v1(c.call(x, lambda corr: elect_leaders_v1(corr, PREFERRED, [(topic, range(4))])))
@@ -295,7 +318,10 @@ def controller_killed(c):
 def main():
     binary = runnel_binary()
     classpath = kafka_classpath(sys.argv[2] if len(sys.argv) > 2 else None)
-    overrides = {"log.segment.delete.delay.ms": "500"}
+    # No controlled shutdown at the end: with etcd's controller killed and
+    # still elected for a session, the survivors would wait for it to move
+    # their leaderships (controlled.shutdown.* bounds) before stopping.
+    overrides = {"log.segment.delete.delay.ms": "500", "controlled.shutdown.enable": "false"}
     with Cluster(3, binary, overrides=overrides, session_timeout_ms=SESSION_MS, heartbeat_interval_ms=1000) as c:
         return run_tests([
             ("admin requests to brokers that are not etcd's controller", lambda: admin_on_any_broker(c)),
