@@ -13,7 +13,9 @@ cluster tests (label "cluster").
     pointed at the etcd under a prefix of their own. Brokers are named by
     node id: kill9(2), sigstop(2), sigcont(2), stop(2), start(2), restart(2).
     start() returns once every broker's Metadata lists every broker and
-    names the same controller (bounded).
+    names a live one as controller (bounded). etcd_controller() is the
+    broker elected in etcd, which Metadata does not name (as Kafka's
+    brokers do not name the active controller).
   - wait_until(predicate, timeout, what): the only way the tests wait.
   - Replicas: Cluster.wait_in_sync (every ISR full on every broker),
     list_offset (ListOffsets), wait_identical (the brokers' segment files
@@ -290,7 +292,7 @@ class Cluster:
 
     def wait_formed(self, timeout, what):
         """Every live broker's Metadata lists exactly the live brokers (at
-        their ports) and names the same controller, one of them."""
+        their ports) and names one of them as controller."""
         def formed():
             live = self.live_ids()
             views = {i: self.metadata(i) for i in live}
@@ -298,8 +300,8 @@ class Cluster:
                 listed = {nid: port for nid, (host, port, _) in md["brokers"].items()}
                 want = {j: self.brokers[j].port for j in live}
                 assert listed == want, "node %d lists %s, want %s" % (i, listed, want)
-            controllers = {md["controller_id"] for md in views.values()}
-            assert len(controllers) == 1 and controllers <= set(live), "controllers named: %s" % controllers
+            named = {i: md["controller_id"] for i, md in views.items()}
+            assert set(named.values()) <= set(live), "controllers named: %s" % named
             return True
         return wait_until(formed, timeout, what)
 
@@ -391,7 +393,14 @@ class Cluster:
         return kw.parse_metadata_v7(self.call(node_id, lambda corr: kw.metadata_v7(corr, topics)))
 
     def controller(self, node_id):
+        """The controller id node_id's Metadata names: a live broker."""
         return self.metadata(node_id)["controller_id"]
+
+    def etcd_controller(self):
+        """The node id etcd's controller key holds (the broker elected to
+        make leader elections), or None while no broker holds it."""
+        kv = self.etcd_get("controller")
+        return json.loads(kv["value"])["id"] if kv else None
 
     def etcd_get(self, key):
         """A key of this cluster (cluster/etcd/key_layout.h, under the prefix)

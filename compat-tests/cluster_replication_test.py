@@ -59,7 +59,7 @@ def part(c, node_id, topic, p):
 
 def leader_and_controller(c, topic):
     parts = c.partitions(c.live_ids()[0], topic)
-    return parts, c.controller(c.live_ids()[0])
+    return parts, c.etcd_controller()
 
 
 # -- 1 ----------------------------------------------------------------------------

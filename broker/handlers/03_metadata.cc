@@ -12,9 +12,11 @@
 // authorizer does: kafka-python always asks, and reads INT32_MIN's bit 31
 // as an operation it does not know.
 //
-// Brokers, controller, topics, leaders, epochs, replicas and ISR come from
-// the metadata cache's image; whether a replica's log dir is offline is
-// this broker's own state, from the replica manager.
+// Brokers, topics, leaders, epochs, replicas and ISR come from the metadata
+// cache's image; whether a replica's log dir is offline is this broker's own
+// state, from the replica manager. The controller id is a live broker, not
+// etcd's elected controller (advertised_controller.h says why).
+#include "broker/advertised_controller.h"
 #include "broker/authorized_operations.h"
 #include "broker/broker.h"
 #include "broker/described_partition.h"
@@ -93,7 +95,7 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
       resp.brokers.push_back({id.value(), e->host, e->port, broker.rack, {}});
   }
   resp.cluster_id = image->cluster_id();
-  resp.controller_id = image->controller().value_or(kNoNode).value();
+  resp.controller_id = advertised_controller(*image, NodeId(b.node_id())).value();
 
   const bool all_topics = !req.topics || (v == 0 && req.topics->empty());
   if (all_topics) {

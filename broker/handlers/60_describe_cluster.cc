@@ -3,11 +3,13 @@
 // v0; v1 adds the endpoint type (KIP-919: brokers answer for BROKER only),
 // v2 the fenced flag and the request to include fenced brokers.
 //
-// The brokers and the controller come from the metadata cache's image:
-// on one node this node alone, never fenced, and itself the controller
-// (Kafka's brokers report a live broker's id there). The
-// cluster's authorized operations are filled in only when asked for:
-// Runnel has no authorizer, so every cluster operation is allowed.
+// The brokers come from the metadata cache's image: on one node this node
+// alone, never fenced. The controller id is a live broker, as Kafka's
+// brokers answer, not etcd's elected controller (advertised_controller.h
+// says why); on one node, itself. The cluster's authorized operations are
+// filled in only when asked for: Runnel has no authorizer, so every
+// cluster operation is allowed.
+#include "broker/advertised_controller.h"
 #include "broker/authorized_operations.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
@@ -45,7 +47,7 @@ awaitable<p::DescribeClusterResponse> handle<p::DescribeClusterApi>(RequestConte
   resp.endpoint_type = kBrokerEndpoint;
   const cluster::MetadataImage& image = *b.metadata_cache();
   resp.cluster_id = image.cluster_id();
-  resp.controller_id = image.controller().value_or(kNoNode).value();
+  resp.controller_id = advertised_controller(image, NodeId(b.node_id())).value();
   for (const auto& [id, broker] : image.brokers()) {
     // Fenced brokers only when asked for (v2+), as Kafka's brokers answer.
     if (broker.fenced && !req.include_fenced_brokers) continue;
