@@ -67,10 +67,11 @@ final class Failover {
         });
         int old = seen[0].leader();
 
-        // The Java client's defaults where the tool has its own: acks=all
-        // (the tool's default too), retries and request timeout (the tool's
-        // 3 and 1.5 s would give up during the election), linger 5 ms (its
-        // 1 s would batch the whole run); idempotence on, as the other drivers ask.
+        // The Java client's defaults where the tool sets its own: retries
+        // (the tool's 3) and request timeout (its 1.5 s), so that only the
+        // delivery timeout bounds a record's retries, as in the other
+        // drivers; linger 5 ms (its 1 s would batch the whole run); acks=all
+        // (its default too) and idempotence.
         String clientId = topic + "-producer";
         PipedOutputStream feed = new PipedOutputStream();
         PipedInputStream stdin = new PipedInputStream(feed, 1 << 20);
