@@ -23,10 +23,10 @@ public final class CliDriver {
         String run() throws Exception;
     }
 
-    private final String b;  // --bootstrap-server
+    final String b;  // --bootstrap-server
     private final String runId = UUID.randomUUID().toString().substring(0, 8);
     /** Node id -> host:port of every broker the harness started ($MATRIX_BROKERS; else node 1 at --bootstrap). */
-    private final Map<Integer, String> brokers = new java.util.TreeMap<>();
+    final Map<Integer, String> brokers = new java.util.TreeMap<>();
 
     private CliDriver(String bootstrap) {
         this.b = bootstrap;
@@ -65,6 +65,7 @@ public final class CliDriver {
         scenarios.put("admin_grow_partitions", d::growPartitions);
         scenarios.put("admin_groups", d::adminGroups);
         scenarios.put("admin_delete_records", d::deleteRecords);
+        scenarios.put("leader_failover", () -> Failover.leaderFailover(d));
 
         for (Map.Entry<String, Scenario> e : scenarios.entrySet()) {
             String id = e.getKey();
@@ -106,7 +107,7 @@ public final class CliDriver {
 
     // -- helpers: one tool invocation each -----------------------------------
 
-    private String name(String what) {
+    String name(String what) {
         return "cli-" + what + "-" + runId;
     }
 
@@ -133,7 +134,7 @@ public final class CliDriver {
      * kafka-topics --create. The tools that follow wait for the topic's
      * metadata themselves, as they would in a shell script.
      */
-    private void createTopic(String topic, int partitions) {
+    void createTopic(String topic, int partitions) {
         Tools.ok(Tools.TOPICS, null, "--bootstrap-server", b, "--create", "--topic", topic,
                 "--partitions", valueOf(partitions), "--replication-factor", valueOf(brokers.size()));
     }
@@ -161,7 +162,7 @@ public final class CliDriver {
     }
 
     /** kafka-get-offsets --time T: partition -> offset. */
-    private Map<Integer, Long> offsets(String topic, String time) {
+    Map<Integer, Long> offsets(String topic, String time) {
         Map<Integer, Long> out = new LinkedHashMap<>();
         for (String line : Tools.ok(Tools.GET_OFFSETS, null, "--bootstrap-server", b, "--topic", topic, "--time", time).lines()) {
             String[] f = line.split(":");

@@ -57,10 +57,15 @@ final class Tools {
     /** What one invocation printed and its exit status. */
     record Result(int status, String out) {
         List<String> lines() {
-            List<String> out = new ArrayList<>();
-            for (String l : this.out.split("\n")) if (!l.isBlank()) out.add(l);
-            return out;
+            return Tools.lines(out);
         }
+    }
+
+    /** The non-blank lines of what a tool printed. */
+    static List<String> lines(String text) {
+        List<String> out = new ArrayList<>();
+        for (String l : text.split("\n")) if (!l.isBlank()) out.add(l);
+        return out;
     }
 
     static void install() {
@@ -149,14 +154,18 @@ final class Tools {
     /** Runs a tool on this thread, like `tool args < stdin`, and returns what it printed. */
     static Result run(String mainClass, String stdin, String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        return run(out, mainClass, stdin, args);
+        return run(out, mainClass, text(stdin), args);
     }
 
-    private static Result run(ByteArrayOutputStream out, String mainClass, String stdin, String... args) {
+    private static InputStream text(String stdin) {
+        return new ByteArrayInputStream((stdin == null ? "" : stdin).getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static Result run(ByteArrayOutputStream out, String mainClass, InputStream stdin, String... args) {
         String shortName = mainClass.substring(mainClass.lastIndexOf('.') + 1);
         System.err.println("$ " + shortName + " " + String.join(" ", args));
         OUT.set(out);
-        IN.set(new ByteArrayInputStream((stdin == null ? "" : stdin).getBytes(StandardCharsets.UTF_8)));
+        IN.set(stdin);
         FIRST_EXIT.remove();
         long t0 = System.nanoTime();
         int status = 0;
@@ -198,14 +207,22 @@ final class Tools {
         return r;
     }
 
-    /** A tool running on its own thread, like `tool args &` (a console consumer). */
+    /**
+     * A tool running on its own thread, like `tool args &` (a console
+     * consumer), or like `feeder | tool args &` when given a stdin the
+     * caller goes on writing to (a console producer fed line by line).
+     */
     static final class Background {
         private final ByteArrayOutputStream out = new ByteArrayOutputStream();
         private final Thread thread;
         private volatile Result result;
 
         Background(String mainClass, String... args) {
-            thread = new Thread(() -> result = run(out, mainClass, null, args), "tool");
+            this(mainClass, text(null), args);
+        }
+
+        Background(String mainClass, InputStream stdin, String... args) {
+            thread = new Thread(() -> result = run(out, mainClass, stdin, args), "tool");
             thread.setDaemon(true);
             thread.start();
         }
