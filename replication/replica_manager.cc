@@ -6,10 +6,18 @@
 namespace runnel::replication {
 
 ReplicaManager::ReplicaManager(asio::any_io_executor ex, const broker::TopicTable& topics, NodeId local_node)
-    : topics_(topics), local_node_(local_node), produce_purgatory_(ex), fetch_purgatory_(ex) {}
+    : topics_(topics),
+      local_node_(local_node),
+      produce_purgatory_(ex),
+      fetch_purgatory_(ex),
+      delete_records_purgatory_(ex) {}
 
 std::shared_ptr<Partition> ReplicaManager::get_partition(const std::string& topic, PartitionId id) const {
   return topics_.partition(topic, id.value());
+}
+
+IsHosted ReplicaManager::hosted_here() const {
+  return [this](const Partition& p) { return get_partition(p.topic(), p.id()).get() == &p; };
 }
 
 ErrorCode ReplicaManager::missing_partition_error(const std::string& topic, PartitionId id) const {

@@ -2,9 +2,10 @@
 // requests reach them. Produce appends through append_records, Fetch reads
 // through fetch_messages; ListOffsets, DeleteRecords, OffsetForLeaderEpoch,
 // DescribeLogDirs and Metadata find their partition with get_partition and
-// ask it (replication/partition.h holds the rules). It owns the two
+// ask it (replication/partition.h holds the rules). It owns the three
 // purgatories where requests wait on partitions: acks=all produces for the
-// high watermark, long-poll fetches for data.
+// high watermark, long-poll fetches for data, DeleteRecords for the low
+// watermark.
 //
 // Where the partitions live: still in the topic table's Topic (a view the
 // metadata side publishes as topics are created, grown and deleted); this
@@ -27,6 +28,7 @@
 #include "broker/asio.h"
 #include "broker/delayed_operations.h"
 #include "cluster/metadata_delta.h"
+#include "replication/delayed_delete_records.h"
 #include "replication/delayed_fetch.h"
 #include "replication/delayed_produce.h"
 #include "replication/partition.h"
@@ -81,8 +83,19 @@ class ReplicaManager {
     return replication::fetch_messages(fetch_purgatory_, partitions, params);
   }
 
+  // Kafka's deleteRecords after deleteRecordsOnLocalLog (the handler
+  // deletes on the blocking pool): waits in the delete-records purgatory
+  // until each deleted partition's low watermark reaches its required
+  // offset, or `timeout` (replication/delayed_delete_records.h). The
+  // entries hold the answer when it completes.
+  awaitable<void> delete_records(std::chrono::milliseconds timeout, std::span<DeleteRecordsEntry> entries,
+                                 IsLiveBroker is_live) {
+    return wait_for_low_watermark(delete_records_purgatory_, entries, timeout, std::move(is_live), hosted_here());
+  }
+
   broker::DelayedOperations& fetch_purgatory() { return fetch_purgatory_; }
   broker::DelayedOperations& produce_purgatory() { return produce_purgatory_; }
+  broker::DelayedOperations& delete_records_purgatory() { return delete_records_purgatory_; }
   // Shutdown: waiting fetches answer with what they have.
   void expire_fetches() { fetch_purgatory_.expire_all(); }
   // Shutdown, once no request is served and before the logs close: each
@@ -90,10 +103,15 @@ class ReplicaManager {
   void snapshot_producers_before_close();
 
  private:
+  // Kafka's getPartition for a waiting operation: the partition is still
+  // the one hosted under its name.
+  IsHosted hosted_here() const;
+
   const broker::TopicTable& topics_;
   NodeId local_node_;
   broker::DelayedOperations produce_purgatory_;
   broker::DelayedOperations fetch_purgatory_;
+  broker::DelayedOperations delete_records_purgatory_;
 };
 
 }  // namespace runnel::replication
