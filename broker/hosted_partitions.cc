@@ -93,9 +93,9 @@ void HostedPartitions::apply(const std::shared_ptr<Partition>& hosted, const clu
     followers_.follow(hosted, state.leader, state.leader_epoch);
   }
   if (partition.topic() == group::kOffsetsTopic) broker_.groups().leadership_changed(partition.index(), partition.is_leader());
-  // Waiting fetches and produces look again: a deposed leader answers them.
-  partition.wake_fetches();
-  partition.produce_watchers().check_and_complete();
+  // Waiting fetches, produces and DeleteRecords look again: a deposed
+  // leader answers them.
+  partition.try_complete_delayed_requests();
 }
 
 awaitable<void> HostedPartitions::reconcile(const cluster::MetadataImage& image) {
@@ -132,13 +132,12 @@ awaitable<void> HostedPartitions::reconcile(const cluster::MetadataImage& image)
         // Reassigned elsewhere: stop and remove this replica.
         if (followers_.unfollow) followers_.unfollow(name, hosted->id());
         if (name == group::kOffsetsTopic && hosted->is_leader()) broker_.groups().leadership_changed(index, false);
-        // It leads no more: acks=all produces waiting on it answer
-        // NOT_LEADER_OR_FOLLOWER now (the client retries at the new
-        // leader) instead of at their timeout.
+        // It leads no more: acks=all produces and DeleteRecords waiting on
+        // it answer now (the client retries at the new leader) instead of
+        // at their timeout.
         hosted->become_leader_or_follower({reg.leader, reg.leader_epoch, reg.replicas, reg.isr});
         replicas.remove_partition(name, PartitionId(index));
-        hosted->wake_fetches();
-        hosted->produce_watchers().check_and_complete();
+        hosted->try_complete_delayed_requests();
         dropped.push_back(index);
       }
     }
@@ -177,7 +176,7 @@ awaitable<void> HostedPartitions::remove_topic(std::string name) {
   table.unpublish(*topic);
   if (name == group::kOffsetsTopic) broker_.groups().offsets_topic_deleted();
   (void)co_await broker_.run_blocking(removing_partition_logs(broker_.logs(), name, std::move(indexes)));
-  for (auto& p : removed) p->wake_fetches();
+  for (auto& p : removed) p->try_complete_delayed_requests();
   RLOG_INFO("deleted topic %s: its replicas here are removed", name.c_str());
 }
 

@@ -10,11 +10,16 @@ on a fresh cluster (3000 ms sessions, 1000 ms heartbeats):
     partition already led by its preferred replica is ELECTION_NOT_NEEDED;
   - DeleteTopics while a replica's broker is down: once it returns, its
     copy of the partition is gone from its log dir;
-  - DeleteRecords on the leader: the followers adopt the new log start
-    offset from their fetches (seen in their log-start-offset-checkpoint,
-    written every 500 ms here), so after the leader is SIGKILLed the new
-    leader's earliest offset is still the deleted-before offset and a
-    consumer from the beginning starts there.
+  - DeleteRecords on the leader answers once the followers have adopted
+    the new log start offset from their fetches (Kafka's low watermark):
+    right after the answer every broker's earliest offset is there, and
+    later their log-start-offset-checkpoint (written every 500 ms here);
+    after the leader is SIGKILLed the new leader's earliest offset is still
+    the deleted-before offset and a consumer from the beginning starts there;
+  - DeleteRecords with a follower SIGSTOPped (20 s sessions: still
+    registered, so still live) answers REQUEST_TIMED_OUT at its TimeoutMs
+    (at once with 0), the leader's own log start moved; after SIGCONT the
+    same request succeeds and every broker starts there.
 
   /usr/bin/python3 compat-tests/cluster_admin_test.py build/debug/runnel
 """
@@ -29,6 +34,8 @@ from cluster_harness import (Cluster, admin, consume, create_topic, list_offset,
                              runnel_binary, wait_until)
 
 BOUND = 30.0  # seconds: CI machines are loaded
+REQUEST_TIMED_OUT = 7
+DEBUGGING_REPLICA = -2  # ListOffsets from any replica, not only the leader
 ELECTION_NOT_NEEDED = 84
 PREFERRED_LEADER_NOT_AVAILABLE = 80
 
@@ -157,8 +164,10 @@ def delete_records_followed(binary):
         c.wait_in_sync(topic, BOUND)
         produce(c.bootstrap(), topic, records_for(0, 100, b"dr"))
         leader = c.partitions(1, topic)[0]["leader"]
-        answer = kw.parse_delete_records_v1(c.call(leader, lambda corr: kw.delete_records_v1(corr, topic, [(0, 40)])))
-        assert answer[(topic, 0)] == (0, 40), "DeleteRecords on leader %d: %s" % (leader, answer)
+        answer = delete_records(c, leader, topic, 40, timeout_ms=20000)
+        assert answer == (0, 40), "DeleteRecords on leader %d: %s" % (leader, answer)
+        # The answer came once the low watermark reached 40: no waiting here.
+        assert earliest_offsets(c, topic) == {i: 40 for i in c.live_ids()}, "log starts right after DeleteRecords"
         followers = [i for i in c.live_ids() if i != leader]
 
         def checkpointed(i):
@@ -184,6 +193,48 @@ def delete_records_followed(binary):
             got[0][:1], len(got))
 
 
+def delete_records(c, node_id, topic, offset, timeout_ms):
+    """DeleteRecords v1 of topic-0 before `offset` on node_id: -> (error, low watermark)."""
+    body = c.call(node_id, lambda corr: kw.delete_records_v1(corr, topic, [(0, offset)], timeout_ms),
+                  timeout=timeout_ms / 1000 + BOUND)
+    return kw.parse_delete_records_v1(body)[(topic, 0)]
+
+
+def earliest_offsets(c, topic, node_ids=None):
+    """{node: log start offset of topic-0 in its own log}"""
+    return {i: list_offset(c, i, topic, 0, -2, DEBUGGING_REPLICA) for i in node_ids or c.live_ids()}
+
+
+def delete_records_held_by_paused_follower(binary):
+    session_ms = 20000
+    with Cluster(3, binary, session_timeout_ms=session_ms, heartbeat_interval_ms=1000) as c:
+        topic = "held"
+        create_topic(c.bootstrap(), topic, 1, 3)
+        c.wait_in_sync(topic, BOUND)
+        produce(c.bootstrap(), topic, records_for(0, 100, b"dr"))  # acks=all: every replica has them
+        leader = c.partitions(1, topic)[0]["leader"]
+        everyone = c.live_ids()
+        paused = [i for i in everyone if i != leader][0]
+        c.sigstop(paused)
+        started = time.monotonic()
+        err, low = delete_records(c, leader, topic, 30, timeout_ms=1500)
+        took = time.monotonic() - started
+        assert err == REQUEST_TIMED_OUT, "DeleteRecords with node %d paused: error %d, low watermark %d" % (
+            paused, err, low)
+        assert low < 30, "timed out, yet low watermark %d" % low
+        assert took >= 1.4, "REQUEST_TIMED_OUT after %.2f s, before the 1500 ms timeout" % took
+        err, _ = delete_records(c, leader, topic, 30, timeout_ms=0)
+        assert err == REQUEST_TIMED_OUT, "timeout 0 with node %d paused: error %d" % (paused, err)
+        # The leader's deletion stands; only the replicas' answer is missing.
+        assert earliest_offsets(c, topic, [leader]) == {leader: 30}
+        # The follower stayed registered through all this: its session is far from over.
+        assert time.monotonic() - started < session_ms / 1000 / 2, "too slow to be sure node %d was live" % paused
+        c.sigcont(paused)
+        answer = delete_records(c, leader, topic, 30, timeout_ms=20000)
+        assert answer == (0, 30), "DeleteRecords after SIGCONT: %s" % (answer,)
+        assert earliest_offsets(c, topic, everyone) == {i: 30 for i in everyone}, "log starts after the retry"
+
+
 def main():
     binary = runnel_binary()
     return run_tests([
@@ -194,6 +245,8 @@ def main():
          lambda: delete_while_down(binary)),
         ("DeleteRecords on the leader: followers follow, and a new leader keeps the log start",
          lambda: delete_records_followed(binary)),
+        ("DeleteRecords with a paused follower: REQUEST_TIMED_OUT, then done after SIGCONT",
+         lambda: delete_records_held_by_paused_follower(binary)),
     ])
 
 

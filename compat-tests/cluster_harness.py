@@ -459,9 +459,10 @@ class Cluster:
 
 # -- replicas ---------------------------------------------------------------------
 
-def list_offset(c, node_id, topic, p, timestamp=-1):
-    """ListOffsets v1 latest (-1) or earliest (-2) of topic-p on node_id: -> offset; asserts no error."""
-    body = c.call(node_id, lambda corr: kw.list_offsets_v1(corr, topic, [p], timestamp))
+def list_offset(c, node_id, topic, p, timestamp=-1, replica_id=-1):
+    """ListOffsets v1 latest (-1) or earliest (-2) of topic-p on node_id: -> offset; asserts no error.
+    replica_id -2 (debugging) asks a follower too."""
+    body = c.call(node_id, lambda corr: kw.list_offsets_v1(corr, topic, [p], timestamp, replica_id))
     err, off = kw.parse_list_offsets_v1(body)[(topic, p)]
     assert err == NONE, "ListOffsets %s-%d on node %d: error %d" % (topic, p, node_id, err)
     return off

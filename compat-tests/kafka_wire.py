@@ -248,9 +248,10 @@ def init_producer_id_v4(correlation_id, producer_id=-1, producer_epoch=-1, trans
     return request(22, 4, correlation_id, body, flexible=True)
 
 
-def list_offsets_v1(correlation_id, topic, partitions, timestamp=-1):
-    """timestamp -1 latest (the log end offset here), -2 earliest."""
-    body = i32(-1) + array([string(topic) + array([i32(p) + i64(timestamp) for p in partitions])])
+def list_offsets_v1(correlation_id, topic, partitions, timestamp=-1, replica_id=-1):
+    """timestamp -1 latest (the log end offset here), -2 earliest. replica_id
+    -2 is Kafka's debugging id: a follower answers too, from its own log."""
+    body = i32(replica_id) + array([string(topic) + array([i32(p) + i64(timestamp) for p in partitions])])
     return request(2, 1, correlation_id, body)
 
 

@@ -16,9 +16,9 @@ int64_t read_one(FetchPartition& f, int64_t budget, bool min_one_batch, const Fe
   const int64_t max_bytes = std::min<int64_t>(f.max_bytes, budget);
   PartitionRead read = params.replica
                            ? f.partition->fetch_records_for_follower(*params.replica, f.fetch_offset,
-                                                                     f.last_fetched_epoch, max_bytes,
-                                                                     f.current_leader_epoch, min_one_batch,
-                                                                     update_fetch_state)
+                                                                     f.log_start_offset, f.last_fetched_epoch,
+                                                                     max_bytes, f.current_leader_epoch,
+                                                                     min_one_batch, update_fetch_state)
                            : f.partition->read(f.fetch_offset, max_bytes, params.isolation, f.current_leader_epoch,
                                                min_one_batch);
   error = read.error;

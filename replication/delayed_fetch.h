@@ -32,6 +32,7 @@ struct FetchPartition {
   int32_t max_bytes = 0;                            // PartitionMaxBytes
   std::optional<LeaderEpoch> current_leader_epoch;  // nullopt: the client does not say
   std::optional<LeaderEpoch> last_fetched_epoch;    // a replica's LastFetchedEpoch (v12+), if it sent one
+  Offset log_start_offset = kUnknownOffset;         // a replica's LogStartOffset (v5+), if it sent one
 };
 
 struct FetchParams {

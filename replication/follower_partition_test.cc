@@ -57,7 +57,8 @@ Bytes bytes_of(const protocol::FileRegion& region) {
 // One replica fetch by node 2 at its log end, appended on the follower.
 void replicate(Partition& leader, Partition& follower) {
   ReplicaFetch from2{NodeId(2)};
-  auto read = leader.fetch_records_for_follower(from2, follower.log_end_offset(), follower.log().latest_epoch()
+  auto read = leader.fetch_records_for_follower(from2, follower.log_end_offset(), follower.log_start_offset(),
+                                                follower.log().latest_epoch()
                                                     ? std::optional(LeaderEpoch(*follower.log().latest_epoch()))
                                                     : std::nullopt,
                                                 1 << 20, LeaderEpoch(3), true, true);
@@ -123,14 +124,14 @@ TEST_CASE("a replica fetch from an older incarnation of the broker is fenced", "
   Bytes b = batch_of(2, 1);
   REQUIRE(leader.partition->append_records_as_leader(client_append(b, 1)).ok());
   ReplicaFetch stale{NodeId(2), /*broker_epoch=*/5, /*known_broker_epoch=*/6};
-  auto fenced = leader.partition->fetch_records_for_follower(stale, Offset(2), std::nullopt, 1 << 20, LeaderEpoch(3),
-                                                             true, true);
+  auto fenced = leader.partition->fetch_records_for_follower(stale, Offset(2), Offset(0), std::nullopt, 1 << 20,
+                                                             LeaderEpoch(3), true, true);
   CHECK(fenced.error == ErrorCode::not_leader_or_follower);
   CHECK(fenced.records.length == 0);
   CHECK(leader.partition->high_watermark() == Offset(0));
   ReplicaFetch current{NodeId(2), 6, 6};
-  auto ok = leader.partition->fetch_records_for_follower(current, Offset(2), std::nullopt, 1 << 20, LeaderEpoch(3),
-                                                         true, true);
+  auto ok = leader.partition->fetch_records_for_follower(current, Offset(2), Offset(0), std::nullopt, 1 << 20,
+                                                         LeaderEpoch(3), true, true);
   CHECK(ok.error == ErrorCode::none);
   CHECK(leader.partition->high_watermark() == Offset(2));
 }

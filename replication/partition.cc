@@ -154,12 +154,11 @@ bool Partition::maybe_increment_high_watermark() {
     candidate = std::min(candidate, follower);
   }
   if (!log_->maybe_increment_high_watermark(candidate.value())) return false;
-  produce_watchers_.check_and_complete();
-  fetch_watchers_.check_and_complete();
+  try_complete_delayed_requests();
   return true;
 }
 
-void Partition::update_follower_fetch_state(NodeId follower, Offset log_end_offset) {
+void Partition::update_follower_fetch_state(NodeId follower, Offset log_end_offset, Offset log_start_offset) {
   // Kafka's Replica.updateFetchStateOrThrow: caught up now if it fetched
   // from the leader's log end; caught up at its previous fetch if it has
   // reached where the leader's log ended then.
@@ -171,7 +170,29 @@ void Partition::update_follower_fetch_state(NodeId follower, Offset log_end_offs
   f.log_end = log_end_offset;
   f.last_fetch_leader_log_end = leader_end;
   f.last_fetch_ms = now;
-  maybe_increment_high_watermark();
+  // A follower's log start moving is all a fetch can do to the low
+  // watermark (Kafka compares it before and after; the liveness of the
+  // other replicas is the waiting DeleteRecords' to ask).
+  const bool log_start_moved = log_start_offset > f.log_start;
+  f.log_start = log_start_offset;
+  if (!maybe_increment_high_watermark() && log_start_moved) delete_records_watchers_.check_and_complete();
+}
+
+Offset Partition::low_watermark_if_leader(const std::function<bool(NodeId)>& is_live) const {
+  if (!is_leader()) return kUnknownOffset;
+  Offset low = log_start_offset();
+  for (NodeId replica : state_.replicas) {
+    if (replica == local_node_ || !is_live(replica)) continue;
+    auto it = followers_.find(replica);
+    low = std::min(low, it == followers_.end() ? kUnknownOffset : it->second.log_start);
+  }
+  return low;
+}
+
+void Partition::try_complete_delayed_requests() {
+  fetch_watchers_.check_and_complete();
+  produce_watchers_.check_and_complete();
+  delete_records_watchers_.check_and_complete();
 }
 
 bool Partition::in_isr(NodeId node) const {
@@ -202,6 +223,7 @@ bool Partition::is_caught_up_for_isr(NodeId follower) const {
 }
 
 PartitionRead Partition::fetch_records_for_follower(const ReplicaFetch& replica, Offset fetch_offset,
+                                                    Offset log_start_offset,
                                                     std::optional<LeaderEpoch> last_fetched_epoch, int64_t max_bytes,
                                                     std::optional<LeaderEpoch> current_leader_epoch,
                                                     bool min_one_batch, bool update_fetch_state) {
@@ -242,7 +264,7 @@ PartitionRead Partition::fetch_records_for_follower(const ReplicaFetch& replica,
     // incarnation of the broker is fenced.
     if (replica.broker_epoch != -1 && replica.known_broker_epoch && *replica.known_broker_epoch > replica.broker_epoch)
       return fail(ErrorCode::not_leader_or_follower);
-    update_follower_fetch_state(replica.replica, fetch_offset);
+    update_follower_fetch_state(replica.replica, fetch_offset, log_start_offset);
   }
   out.offsets = offsets;
   out.records = read->records;

@@ -21,6 +21,7 @@
 // the broker's loop.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -161,8 +162,19 @@ class Partition {
   bool enough_replicas_reached(Offset required, int32_t min_insync_replicas, ErrorCode& error) const;
 
   // Kafka's updateFollowerFetchState: a follower's fetch says its log end
-  // offset, which may move the high watermark.
-  void update_follower_fetch_state(NodeId follower, Offset log_end_offset);
+  // offset, which may move the high watermark, and its log start offset
+  // (kUnknownOffset: not sent), which may move the low watermark.
+  void update_follower_fetch_state(NodeId follower, Offset log_end_offset, Offset log_start_offset);
+
+  // Kafka's lowWatermarkIfLeader, which a DeleteRecords waits for
+  // (replication/delayed_delete_records.h): the smallest log start offset
+  // of this log and of every other replica whose broker `is_live` says is
+  // registered and unfenced. A live follower not heard from since this
+  // broker became leader counts as kUnknownOffset, as Kafka's unknown
+  // ReplicaState does, and holds it there until it fetches. A dead one
+  // does not count: it catches up from the leader's log start when it
+  // returns. kUnknownOffset when this broker does not lead.
+  Offset low_watermark_if_leader(const std::function<bool(NodeId)>& is_live) const;
 
   // The ISR rules a leader applies (broker/alter_partition_manager.h):
   // Kafka's getOutOfSyncReplicas -- ISR members, this broker aside, not
@@ -183,7 +195,9 @@ class Partition {
   // offset is taken as the follower's log end offset, unless its broker
   // epoch is older than the metadata's (NOT_LEADER_OR_FOLLOWER: a fetch
   // from before the broker restarted).
-  PartitionRead fetch_records_for_follower(const ReplicaFetch& replica, Offset fetch_offset,
+  // The replica's log start offset (`log_start_offset`, kUnknownOffset if
+  // not sent) is kept with its fetch state.
+  PartitionRead fetch_records_for_follower(const ReplicaFetch& replica, Offset fetch_offset, Offset log_start_offset,
                                            std::optional<LeaderEpoch> last_fetched_epoch, int64_t max_bytes,
                                            std::optional<LeaderEpoch> current_leader_epoch, bool min_one_batch,
                                            bool update_fetch_state);
@@ -220,11 +234,16 @@ class Partition {
                                               LeaderEpoch leader_epoch, bool require_leader) const;
 
   // The delayed operations waiting on this partition (Kafka's purgatory
-  // keys): fetches wait for data, acks=all produces for the high watermark.
+  // keys): fetches wait for data, acks=all produces for the high
+  // watermark, DeleteRecords for the low watermark.
   broker::WatchList& fetch_watchers() { return fetch_watchers_; }
   broker::WatchList& produce_watchers() { return produce_watchers_; }
+  broker::WatchList& delete_records_watchers() { return delete_records_watchers_; }
   // After the log changed under waiting fetches (a deletion, retention).
   void wake_fetches() { fetch_watchers_.check_and_complete(); }
+  // Kafka's tryCompleteDelayedRequests: every operation waiting here looks
+  // again (leadership moved, the partition went away).
+  void try_complete_delayed_requests();
 
   broker::ProducerStateTable& producers() { return producers_; }
   // Drops producers idle for producer.id.expiration.ms; the broker calls it
@@ -243,7 +262,7 @@ class Partition {
 
  private:
   // Kafka's maybeIncrementHighWatermark: the smallest log end offset in the
-  // ISR. Wakes the waiting produces and fetches when it moves.
+  // ISR. Wakes every waiting operation when it moves.
   bool maybe_increment_high_watermark();
   Offset last_fetchable_offset(FetchIsolation isolation) const;
   std::error_code replay_producers(int64_t from, int64_t to);
@@ -256,12 +275,12 @@ class Partition {
   const Clock& clock_;
   Role role_ = Role::follower;
   PartitionState state_;
-  // The followers' log end offsets, as their fetches report them.
   // Kafka's ReplicaState for each follower, as its fetches report it: its
-  // log end offset, and when it last was caught up with the leader
-  // (the ISR's lag rule: replica.lag.time.max.ms).
+  // log end and log start offsets, and when it last was caught up with the
+  // leader (the ISR's lag rule: replica.lag.time.max.ms).
   struct FollowerState {
     Offset log_end = kUnknownOffset;
+    Offset log_start = kUnknownOffset;
     int64_t last_caught_up_ms = 0;
     Offset last_fetch_leader_log_end{0};
     int64_t last_fetch_ms = 0;
@@ -269,6 +288,7 @@ class Partition {
   std::map<NodeId, FollowerState> followers_;
   broker::WatchList fetch_watchers_;
   broker::WatchList produce_watchers_;
+  broker::WatchList delete_records_watchers_;
   broker::ProducerStateTable producers_;
   int64_t producer_expiration_ms_ = 86'400'000;
 };

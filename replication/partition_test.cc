@@ -1,7 +1,10 @@
 // Partition: the high watermark is the partition's to move (the ISR's
-// smallest log end offset), reads stop at it, and the leader epoch and
-// min.insync.replicas rules answer as Kafka's Partition does.
+// smallest log end offset), reads stop at it, the leader epoch and
+// min.insync.replicas rules answer as Kafka's Partition does, and so does
+// the low watermark DeleteRecords waits for.
 #include <catch2/catch.hpp>
+
+#include <set>
 
 #include "replication/partition.h"
 #include "protocol/records/batch_format.h"
@@ -99,9 +102,9 @@ TEST_CASE("a follower in the ISR holds the high watermark until its fetch has th
 
   ErrorCode error = ErrorCode::none;
   REQUIRE_FALSE(f.partition->enough_replicas_reached(Offset(3), 1, error));
-  f.partition->update_follower_fetch_state(NodeId(2), Offset(2));
+  f.partition->update_follower_fetch_state(NodeId(2), Offset(2), Offset(0));
   REQUIRE(f.partition->high_watermark() == Offset(2));
-  f.partition->update_follower_fetch_state(NodeId(2), Offset(3));
+  f.partition->update_follower_fetch_state(NodeId(2), Offset(3), Offset(0));
   REQUIRE(f.partition->high_watermark() == Offset(3));
   REQUIRE(f.partition->enough_replicas_reached(Offset(3), 1, error));
   REQUIRE(error == ErrorCode::none);
@@ -209,4 +212,46 @@ TEST_CASE("records larger than segment.bytes are RECORD_LIST_TOO_LARGE, as Kafka
   REQUIRE(partition.append_records_as_leader(client_append(fits, -1)).ok());
   REQUIRE(partition.log_end_offset() == Offset(2));
   REQUIRE_FALSE(log->close());
+}
+
+TEST_CASE("the low watermark is the smallest log start of the leader and its live followers",
+          "[replication][partition]") {
+  const PartitionState three{NodeId(1), LeaderEpoch(4), {NodeId(1), NodeId(2), NodeId(3)}, {NodeId(1), NodeId(2)}};
+  Fixture f(three);
+  std::set<NodeId> dead;
+  auto is_live = [&dead](NodeId n) { return !dead.contains(n); };
+  REQUIRE(f.append(10, 1).ok());
+  // Kafka's ReplicaState starts unknown: a live follower that has not
+  // fetched since this leader's epoch began holds the low watermark there,
+  // in the ISR or not.
+  CHECK(f.partition->low_watermark_if_leader(is_live) == kUnknownOffset);
+  f.partition->update_follower_fetch_state(NodeId(2), Offset(10), Offset(0));
+  CHECK(f.partition->low_watermark_if_leader(is_live) == kUnknownOffset);
+  dead.insert(NodeId(3));
+  CHECK(f.partition->low_watermark_if_leader(is_live) == Offset(0));
+  dead.clear();
+  f.partition->update_follower_fetch_state(NodeId(3), Offset(4), Offset(0));
+
+  REQUIRE(f.log->delete_records(7));
+  CHECK(f.partition->low_watermark_if_leader(is_live) == Offset(0));
+  f.partition->update_follower_fetch_state(NodeId(2), Offset(10), Offset(7));
+  CHECK(f.partition->low_watermark_if_leader(is_live) == Offset(0));  // node 3 is behind
+  f.partition->update_follower_fetch_state(NodeId(3), Offset(10), Offset(5));
+  CHECK(f.partition->low_watermark_if_leader(is_live) == Offset(5));
+  f.partition->update_follower_fetch_state(NodeId(3), Offset(10), Offset(7));
+  CHECK(f.partition->low_watermark_if_leader(is_live) == Offset(7));
+  // A log start past the leader's (never sent by a follower that adopts
+  // the leader's) does not raise it above the leader's own.
+  f.partition->update_follower_fetch_state(NodeId(2), Offset(10), Offset(9));
+  CHECK(f.partition->low_watermark_if_leader(is_live) == Offset(7));
+
+  // A new leader epoch forgets the followers' log starts.
+  PartitionState next = three;
+  next.leader_epoch = LeaderEpoch(5);
+  f.partition->become_leader_or_follower(next);
+  CHECK(f.partition->low_watermark_if_leader(is_live) == kUnknownOffset);
+  next.leader = NodeId(2);
+  next.leader_epoch = LeaderEpoch(6);
+  f.partition->become_leader_or_follower(next);
+  CHECK(f.partition->low_watermark_if_leader(is_live) == kUnknownOffset);  // not the leader
 }

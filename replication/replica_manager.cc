@@ -5,13 +5,21 @@
 namespace runnel::replication {
 
 ReplicaManager::ReplicaManager(asio::any_io_executor ex, const cluster::MetadataCache& metadata, NodeId local_node)
-    : metadata_(metadata), local_node_(local_node), produce_purgatory_(ex), fetch_purgatory_(ex) {}
+    : metadata_(metadata),
+      local_node_(local_node),
+      produce_purgatory_(ex),
+      fetch_purgatory_(ex),
+      delete_records_purgatory_(ex) {}
 
 std::shared_ptr<Partition> ReplicaManager::get_partition(const std::string& topic, PartitionId id) const {
   auto it = all_partitions_.find(topic);
   if (it == all_partitions_.end() || id.value() < 0 || static_cast<size_t>(id.value()) >= it->second.size())
     return nullptr;
   return it->second[static_cast<size_t>(id.value())];
+}
+
+IsHosted ReplicaManager::hosted_here() const {
+  return [this](const Partition& p) { return get_partition(p.topic(), p.id()).get() == &p; };
 }
 
 ErrorCode ReplicaManager::missing_partition_error(const std::string& topic, PartitionId id) const {

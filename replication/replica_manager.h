@@ -2,9 +2,10 @@
 // requests reach them. Produce appends through append_records, Fetch reads
 // through fetch_messages; ListOffsets, DeleteRecords, OffsetForLeaderEpoch,
 // DescribeLogDirs and Metadata find their partition with get_partition and
-// ask it (replication/partition.h holds the rules). It owns the two
+// ask it (replication/partition.h holds the rules). It owns the three
 // purgatories where requests wait on partitions: acks=all produces for the
-// high watermark, long-poll fetches for data.
+// high watermark, long-poll fetches for data, DeleteRecords for the low
+// watermark.
 //
 // It owns the partitions this broker hosts (Kafka's allPartitions): they are
 // added as their logs are opened (a single node's topic front end, or
@@ -33,6 +34,7 @@
 #include "broker/delayed_operations.h"
 #include "cluster/metadata_cache.h"
 #include "cluster/metadata_delta.h"
+#include "replication/delayed_delete_records.h"
 #include "replication/delayed_fetch.h"
 #include "replication/delayed_produce.h"
 #include "replication/partition.h"
@@ -101,8 +103,19 @@ class ReplicaManager {
     return replication::fetch_messages(fetch_purgatory_, partitions, params);
   }
 
+  // Kafka's deleteRecords after deleteRecordsOnLocalLog (the handler
+  // deletes on the blocking pool): waits in the delete-records purgatory
+  // until each deleted partition's low watermark reaches its required
+  // offset, or `timeout` (replication/delayed_delete_records.h). The
+  // entries hold the answer when it completes.
+  awaitable<void> delete_records(std::chrono::milliseconds timeout, std::span<DeleteRecordsEntry> entries,
+                                 IsLiveBroker is_live) {
+    return wait_for_low_watermark(delete_records_purgatory_, entries, timeout, std::move(is_live), hosted_here());
+  }
+
   broker::DelayedOperations& fetch_purgatory() { return fetch_purgatory_; }
   broker::DelayedOperations& produce_purgatory() { return produce_purgatory_; }
+  broker::DelayedOperations& delete_records_purgatory() { return delete_records_purgatory_; }
   // Shutdown: waiting fetches answer with what they have.
   void expire_fetches() { fetch_purgatory_.expire_all(); }
   // Shutdown, once no request is served and before the logs close: each
@@ -110,6 +123,10 @@ class ReplicaManager {
   void snapshot_producers_before_close();
 
  private:
+  // Kafka's getPartition for a waiting operation: the partition is still
+  // the one hosted under its name.
+  IsHosted hosted_here() const;
+
   const cluster::MetadataCache& metadata_;
   NodeId local_node_;
   // By topic name, one slot per partition index up to the highest hosted
@@ -117,6 +134,7 @@ class ReplicaManager {
   std::unordered_map<std::string, std::vector<std::shared_ptr<Partition>>> all_partitions_;
   broker::DelayedOperations produce_purgatory_;
   broker::DelayedOperations fetch_purgatory_;
+  broker::DelayedOperations delete_records_purgatory_;
 };
 
 }  // namespace runnel::replication

@@ -72,11 +72,11 @@ TEST_CASE("acks=all waits until the ISR's fetch moves the high watermark past th
   REQUIRE(f.replicas.produce_purgatory().waiting() == 1);
   REQUIRE(f.partition()->produce_watchers().size() == 1);
 
-  f.partition()->update_follower_fetch_state(NodeId(2), Offset(2));  // not all of them yet
+  f.partition()->update_follower_fetch_state(NodeId(2), Offset(2), Offset(0));  // not all of them yet
   f.io.restart();
   f.io.poll();
   REQUIRE_FALSE(f.done);
-  f.partition()->update_follower_fetch_state(NodeId(2), Offset(3));
+  f.partition()->update_follower_fetch_state(NodeId(2), Offset(3), Offset(0));
   f.run_until_done();
   REQUIRE(f.done);
   REQUIRE(f.entries[0].result.ok());

@@ -119,7 +119,7 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
     std::optional<LeaderEpoch> epoch;
     if (fp.current_leader_epoch >= 0) epoch = LeaderEpoch(fp.current_leader_epoch);
     partitions.push_back({std::move(part), nullptr, Offset(fp.fetch_offset), fp.partition_max_bytes, epoch,
-                          replication::last_fetched_epoch_of(fp, v)});
+                          replication::last_fetched_epoch_of(fp, v), Offset(fp.log_start_offset)});
   }
   // The response is whole now: its slots stay put.
   auto next = partitions.begin();

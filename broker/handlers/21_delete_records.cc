@@ -6,9 +6,12 @@
 // UNKNOWN_TOPIC_OR_PARTITION; an offset above the high watermark (or below
 // -1) OFFSET_OUT_OF_RANGE; a topic whose cleanup.policy lacks "delete"
 // POLICY_VIOLATION; an internal topic INVALID_TOPIC_EXCEPTION. Failed
-// partitions report low watermark -1. With one replica the new low
-// watermark is the leader's log start offset at once, so the request never
-// waits for TimeoutMs.
+// partitions report low watermark -1. Then, as Kafka's DelayedDeleteRecords
+// (replication/delayed_delete_records.h), the answer waits up to TimeoutMs
+// for the low watermark -- the smallest log start offset of the live
+// replicas, as the followers' fetches report theirs -- to reach the
+// requested offset. With one replica the low watermark is the leader's log
+// start offset at once, so the request never waits.
 #include <algorithm>
 
 #include "broker/broker.h"
@@ -28,7 +31,7 @@ constexpr int64_t kInvalidLowWatermark = -1;
 
 struct Deletion {
   std::shared_ptr<storage::Log> log;
-  int64_t offset = 0;
+  int64_t offset = 0;  // -1 already made the high watermark
   PartitionResult_* out = nullptr;
 };
 
@@ -59,6 +62,11 @@ auto delete_on_pool(Broker& b, std::vector<Deletion> work) {
 
 bool policy_allows_delete(const Topic& t) { return t.config.log.cleanup_delete; }
 
+// Kafka's metadataCache.hasAliveBroker, asked of the image current at each check.
+replication::IsLiveBroker live_brokers(const Broker& b) {
+  return [&cache = b.metadata_cache()](NodeId node) { return cache->is_live(node); };
+}
+
 }  // namespace
 
 template <>
@@ -66,6 +74,7 @@ awaitable<p::DeleteRecordsResponse> handle<p::DeleteRecordsApi>(RequestContext& 
   Broker& b = ctx.broker;
   p::DeleteRecordsResponse resp;
   std::vector<Deletion> work;
+  std::vector<replication::DeleteRecordsEntry> entries;  // work's partitions, in the same order
   resp.topics.reserve(req.topics.size());
   for (const auto& rt : req.topics) {
     auto& tr = resp.topics.emplace_back();
@@ -89,7 +98,11 @@ awaitable<p::DeleteRecordsResponse> handle<p::DeleteRecordsApi>(RequestContext& 
       } else if (rp.offset < -1) {
         pr.error_code = p::code(ErrorCode::offset_out_of_range);
       } else {
-        work.push_back({part->log_ptr(), rp.offset, &pr});
+        // Kafka's deleteRecordsOnLeader: -1 is the high watermark now, and
+        // that is the offset the replicas' log starts must reach.
+        const int64_t offset = rp.offset == -1 ? part->high_watermark().value() : rp.offset;
+        work.push_back({part->log_ptr(), offset, &pr});
+        entries.push_back({std::move(part), Offset(offset)});
       }
     }
   }
@@ -97,9 +110,16 @@ awaitable<p::DeleteRecordsResponse> handle<p::DeleteRecordsApi>(RequestContext& 
   std::vector<PartitionResult_*> slots;
   for (const auto& d : work) slots.push_back(d.out);
   auto outcomes = co_await delete_on_pool(b, std::move(work));
-  for (size_t i = 0; i < slots.size() && i < outcomes.size(); ++i) {
-    slots[i]->low_watermark = outcomes[i].low_watermark;
-    slots[i]->error_code = p::code(outcomes[i].error);
+  for (size_t i = 0; i < entries.size() && i < outcomes.size(); ++i) {
+    entries[i].low_watermark = Offset(outcomes[i].low_watermark);
+    entries[i].error = outcomes[i].error;
+  }
+  replication::IsLiveBroker is_live = live_brokers(b);
+  co_await b.replica_manager().delete_records(std::chrono::milliseconds(std::max(0, req.timeout_ms)), entries,
+                                              std::move(is_live));
+  for (size_t i = 0; i < slots.size() && i < entries.size(); ++i) {
+    slots[i]->low_watermark = entries[i].low_watermark.value();
+    slots[i]->error_code = p::code(entries[i].error);
   }
   co_return resp;
 }
