@@ -118,8 +118,9 @@ class Systems:
 # -- loadgen -------------------------------------------------------------------
 
 
-def run_loadgen(loadgen, broker, extra, timeout):
-    target = ["--mock"] if broker is None else ["--bootstrap", broker.bootstrap, "--create-topic"]
+def run_loadgen(loadgen, broker, extra, timeout, create_topic=True):
+    target = ["--mock"] if broker is None else ["--bootstrap", broker.bootstrap] + (
+        ["--create-topic"] if create_topic else [])
     cmd = [loadgen] + target + extra
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
     lines = [l for l in p.stdout.decode().splitlines() if l.startswith("{")]
@@ -690,6 +691,20 @@ def as_typed(arg):
     return os.path.relpath(path, root) if root else os.path.basename(path)
 
 
+def parse_common_args(ap):
+    """Adds the options every Runnel-beside-Kafka bench takes (binaries, Kafka's
+    jars, where results go, --from-json) to `ap`, and parses the command line."""
+    ap.add_argument("--build", default=os.path.join(REPO, "build", "release"), help="release build dir")
+    ap.add_argument("--runnel", help="runnel binary (default: <build>/runnel)")
+    ap.add_argument("--runnel-commit", help="the commit --runnel was built from, for the report (default: HEAD)")
+    ap.add_argument("--kafka-cache", default=os.path.join(REPO, "build", "kafka-jars"), help="Kafka jar cache")
+    ap.add_argument("--from-json", help="only write the report, from a results or .partial.json file")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"), help="where the results go")
+    args = ap.parse_args()
+    args.runnel = args.runnel or os.path.join(args.build, "runnel")
+    return args
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes and one round, for trying the suite")
@@ -699,14 +714,7 @@ def main():
     ap.add_argument("--e2e-seconds", type=float, help="length of the end-to-end run (full: 15, quick: 4)")
     ap.add_argument("--only", nargs="*", help="run only these workload ids (brokers still start and are timed)")
     ap.add_argument("--no-build", action="store_true", help="use the binaries already built")
-    ap.add_argument("--build", default=os.path.join(REPO, "build", "release"), help="release build dir")
-    ap.add_argument("--runnel", help="runnel binary (default: <build>/runnel)")
-    ap.add_argument("--runnel-commit", help="the commit --runnel was built from, for the report (default: HEAD)")
-    ap.add_argument("--kafka-cache", default=os.path.join(REPO, "build", "kafka-jars"), help="Kafka jar cache")
-    ap.add_argument("--from-json", help="only write the report, from a results or .partial.json file")
-    ap.add_argument("--out", default=os.path.join(HERE, "results"), help="where the results go")
-    args = ap.parse_args()
-    args.runnel = args.runnel or os.path.join(args.build, "runnel")
+    args = parse_common_args(ap)
     cfg = {
         "quick": args.quick,
         "rounds": args.rounds or (1 if args.quick else 2),

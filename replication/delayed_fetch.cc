@@ -74,10 +74,11 @@ FetchRead read_partitions(std::span<FetchPartition> partitions, const FetchParam
 }
 
 awaitable<void> fetch_messages(broker::DelayedOperations& purgatory, std::span<FetchPartition> partitions,
-                               FetchParams params) {
+                               FetchParams params, std::function<void()> after_read) {
   // Kafka: fetchMinBytes = min(MinBytes, the response's max bytes).
   const int64_t min_bytes = std::min<int64_t>(params.min_bytes, params.max_bytes);
   FetchRead now = read_partitions(partitions, params, /*update_fetch_state=*/true);
+  if (after_read) after_read();
   if (params.max_wait.count() <= 0 || now.error || now.bytes >= min_bytes) co_return;
 
   // Every partition here is hosted: an unhosted one is an error above.

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -59,8 +60,12 @@ struct FetchRead {
 FetchRead read_partitions(std::span<FetchPartition> partitions, const FetchParams& params, bool update_fetch_state);
 
 // Reads, and waits in `purgatory` if the answer may improve by waiting.
-// The response slots hold the final answer when it returns.
+// The response slots hold the final answer when it returns. `after_read`
+// runs once the first read has updated a replica's fetch state and before
+// any wait: where Kafka's Partition.updateFollowerFetchState expands the
+// ISR, so a follower that has caught up joins it then, not one long poll
+// (replica.fetch.wait.max.ms) later.
 awaitable<void> fetch_messages(broker::DelayedOperations& purgatory, std::span<FetchPartition> partitions,
-                               FetchParams params);
+                               FetchParams params, std::function<void()> after_read = {});
 
 }  // namespace runnel::replication

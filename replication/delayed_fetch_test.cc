@@ -153,3 +153,38 @@ TEST_CASE("expiring the purgatory answers every waiting fetch (shutdown)", "[del
   REQUIRE(b->done);
   REQUIRE(f.partition->fetch_watchers().size() == 0);
 }
+
+// Kafka expands the ISR where a follower's fetch updates its state, before
+// the fetch waits: a caught-up follower's long poll must not delay its
+// return to the ISR by replica.fetch.wait.max.ms.
+TEST_CASE("after_read sees a caught-up follower's state before its fetch waits", "[delayed_fetch]") {
+  Fixture f;
+  f.partition->become_leader_or_follower({NodeId(1), LeaderEpoch(0), {NodeId(1), NodeId(2)}, {NodeId(1)}});
+  PartitionData out;
+  std::vector<FetchPartition> partitions{{f.partition, &out, Offset(0), 1 << 20, std::nullopt}};
+  int calls = 0;
+  bool caught_up_then = false, waiting_after = false, done = false;
+  std::function<void()> after_read = [&] {
+    ++calls;
+    caught_up_then = f.partition->is_caught_up_for_isr(NodeId(2));
+  };
+  FetchParams params{.min_bytes = 1, .max_bytes = 1 << 20, .max_wait = 1h};
+  params.replica = ReplicaFetch{NodeId(2)};
+  auto run = [](DelayedOperations& purgatory, std::vector<FetchPartition>& parts, FetchParams p,
+                std::function<void()> cb, bool& finished) -> awaitable<void> {
+    co_await fetch_messages(purgatory, parts, p, std::move(cb));
+    finished = true;
+  };
+  asio::co_spawn(f.io, run(f.purgatory, partitions, params, after_read, done), asio::detached);
+  f.poll();
+  waiting_after = f.purgatory.waiting() == 1;
+
+  REQUIRE(calls == 1);
+  REQUIRE(caught_up_then);  // fetched from the log end: in sync, while the fetch still waits
+  REQUIRE(waiting_after);
+  REQUIRE_FALSE(done);
+  f.purgatory.expire_all();
+  f.run_until([&] { return done; });
+  REQUIRE(done);
+  REQUIRE(calls == 1);  // not again at the end of the wait
+}

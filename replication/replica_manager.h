@@ -98,9 +98,10 @@ class ReplicaManager {
                                  std::span<AppendEntry> entries);
 
   // Kafka's fetchMessages: reads, and waits in the fetch purgatory while
-  // waiting may improve the answer.
-  awaitable<void> fetch_messages(std::span<FetchPartition> partitions, const FetchParams& params) {
-    return replication::fetch_messages(fetch_purgatory_, partitions, params);
+  // waiting may improve the answer (after_read: replication::fetch_messages).
+  awaitable<void> fetch_messages(std::span<FetchPartition> partitions, const FetchParams& params,
+                                 std::function<void()> after_read = {}) {
+    return replication::fetch_messages(fetch_purgatory_, partitions, params, std::move(after_read));
   }
 
   // Kafka's deleteRecords after deleteRecordsOnLocalLog (the handler

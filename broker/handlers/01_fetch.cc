@@ -77,6 +77,18 @@ void add_leader_hints(p::FetchResponse& resp, const cluster::MetadataImage& imag
   hints.add_endpoints(resp.node_endpoints);
 }
 
+// A follower that has caught up joins the ISR as soon as its fetch has
+// moved its state (Kafka's maybeExpandIsr, in updateFollowerFetchState),
+// before the fetch waits for data. A plain function: GCC 12 mishandles
+// lambdas built inside a coroutine.
+std::function<void()> isr_expansion(Broker& b, std::span<const replication::FetchPartition> partitions,
+                                    NodeId follower) {
+  return [&b, partitions, follower] {
+    for (const auto& fp : partitions)
+      if (fp.partition) b.alter_partitions()->maybe_expand_isr(*fp.partition, follower);
+  };
+}
+
 }  // namespace
 
 template <>
@@ -135,12 +147,9 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
                                               : replication::FetchIsolation::high_watermark;
   params.replica = replication::replica_fetch_of(req, v, *b.metadata_cache());
   if (params.replica) params.isolation = replication::FetchIsolation::log_end;
-  co_await b.replica_manager().fetch_messages(partitions, params);
-  // A follower that has caught up joins the ISR (Kafka's maybeExpandIsr,
-  // after its fetch moved its state).
-  if (params.replica && b.alter_partitions())
-    for (const auto& fp : partitions)
-      if (fp.partition) b.alter_partitions()->maybe_expand_isr(*fp.partition, params.replica->replica);
+  std::function<void()> expand_isr;
+  if (params.replica && b.alter_partitions()) expand_isr = isr_expansion(b, partitions, params.replica->replica);
+  co_await b.replica_manager().fetch_messages(partitions, params, std::move(expand_isr));
   if (v >= 16) add_leader_hints(resp, *b.metadata_cache(), ctx.listener_name);
   co_return resp;
 }
