@@ -80,7 +80,9 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
     auto stored = wait_at_startup(metadata_->range(cluster::keys::kTopicsPrefix));
     if (!stored) throw std::runtime_error("cannot load topics: " + stored.error().message());
     if (auto ec = topics_->load(stored->kvs)) throw std::runtime_error("cannot load topics: " + ec.message());
-    open_stored_partitions();
+    // A single node hosts every partition of every stored topic.
+    if (auto why = open_stored_partitions(*logs_, *topics_, *replica_manager_); !why.empty())
+      throw std::runtime_error("cannot load topics: " + why);
     // Kafka's metadata publishers: the replica manager acts on each change.
     metadata_cache_.subscribe([rm = replica_manager_.get()](const cluster::MetadataDelta& d) { rm->apply_delta(d); });
     metadata_publisher_.publish_all(broker_registration(config_, advertised_), *topics_, *replica_manager_);
@@ -101,19 +103,6 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
 }
 
 Broker::~Broker() { blocking_.join(); }
-
-// A single node hosts every partition of every stored topic.
-void Broker::open_stored_partitions() {
-  for (const auto& [name, topic] : topics_->topics()) {
-    const PartitionSpec spec = topics_->partition_spec(*topic);
-    for (int32_t p = 0; p < topic->partition_count; ++p) {
-      auto part = open_partition(*logs_, spec, p);
-      if (!part) throw std::runtime_error("cannot load topics: " + name + "-" + std::to_string(p) + ": " +
-                                          part.error().message());
-      replica_manager_->add_partition(std::move(*part));
-    }
-  }
-}
 
 void Broker::open_local_metadata() {
   auto local = std::make_unique<cluster::LocalMetadataStore>(io_.get_executor(), blocking_.get_executor(),

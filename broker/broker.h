@@ -138,7 +138,6 @@ class Broker {
   awaitable<void> drain_connections();
   // The single node's store and topics, or the cluster's store and its id.
   void open_local_metadata();
-  void open_stored_partitions();
   void open_cluster_metadata();
   // The cluster's data path: the replica fetchers, the leader's ISR
   // changes, and the partitions the image assigns this broker.

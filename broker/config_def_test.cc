@@ -278,7 +278,7 @@ TEST_CASE("typed topic configs follow override changes and the broker's dynamic 
   }
   // Loaded again from its record in the metadata store, the overrides build the same config.
   runnel::broker::testing::HostedTopics reloaded(config, true);
-  REQUIRE_FALSE(reloaded.load({runnel::cluster::KeyValue{"topics/typed", record, 1, 1, runnel::cluster::kNoLease}}));
+  REQUIRE(reloaded.load({runnel::cluster::KeyValue{"topics/typed", record, 1, 1, runnel::cluster::kNoLease}}).empty());
   auto topic = reloaded.topics.find("typed");
   REQUIRE(topic);
   REQUIRE(topic->config.max_message_bytes == 2048);

@@ -167,10 +167,9 @@ awaitable<void> HostedPartitions::remove_topic(std::string name) {
   auto topic = table.find(name);
   if (!topic) co_return;
   std::vector<int32_t> indexes;
-  std::vector<std::shared_ptr<Partition>> removed = broker_.replica_manager().partitions(name);
+  std::vector<std::shared_ptr<Partition>> removed = broker_.replica_manager().remove_topic(name);
   for (const auto& p : removed) {
     if (followers_.unfollow) followers_.unfollow(name, p->id());
-    broker_.replica_manager().remove_partition(name, p->id());
     indexes.push_back(p->index());
   }
   table.unpublish(*topic);

@@ -2,6 +2,7 @@
 
 #include "base/clock.h"
 #include "broker/logging.h"
+#include "broker/topic_table.h"
 #include "storage/io.h"
 
 namespace runnel::broker {
@@ -39,6 +40,19 @@ OpenedPartitions create_partitions(storage::LogManager& logs, const PartitionSpe
     break;
   }
   return out;
+}
+
+std::string open_stored_partitions(storage::LogManager& logs, const TopicTable& topics,
+                                   replication::ReplicaManager& hosted) {
+  for (const auto& [name, topic] : topics.topics()) {
+    const PartitionSpec spec = topics.partition_spec(*topic);
+    for (int32_t p = 0; p < topic->partition_count; ++p) {
+      auto part = open_partition(logs, spec, p);
+      if (!part) return name + "-" + std::to_string(p) + ": " + part.error().message();
+      hosted.add_partition(std::move(*part));
+    }
+  }
+  return {};
 }
 
 void remove_partition_logs(storage::LogManager& logs, const std::string& topic, const std::vector<int32_t>& indexes) {

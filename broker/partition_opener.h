@@ -14,9 +14,14 @@
 #include "protocol/codec/types.h"
 #include "storage/log_manager.h"
 
+namespace runnel::replication {
+class ReplicaManager;
+}
+
 namespace runnel::broker {
 
 using replication::Partition;
+class TopicTable;
 
 // Everything opening a topic's partitions needs, read on the event loop
 // beforehand (the broker config and the topic table are the loop's).
@@ -47,6 +52,12 @@ storage::Result<std::shared_ptr<Partition>> open_partition(storage::LogManager& 
 // registered it) are closed and removed, so no orphan partition directory
 // is left to be reopened at the next start.
 OpenedPartitions create_partitions(storage::LogManager& logs, const PartitionSpec& spec, int32_t from, int32_t to);
+
+// A single node's startup: opens every partition of every topic in the
+// table and hosts it in the replica manager. The first failure as
+// "<topic>-<partition>: <reason>", empty when every partition opened.
+std::string open_stored_partitions(storage::LogManager& logs, const TopicTable& topics,
+                                   replication::ReplicaManager& hosted);
 
 // Closes and removes the logs of partitions that were never published or
 // are no longer (Kafka's "-delete" rename, deleted after file.delete.delay.ms).

@@ -138,9 +138,7 @@ awaitable<TopicError> TopicFrontend::remove(std::string name) {
   if (!topic) co_return TopicError{ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
   t.unpublish(*topic);
   if (name == group::kOffsetsTopic) broker_.groups().offsets_topic_deleted();
-  std::vector<std::shared_ptr<Partition>> removed;
-  for (int32_t p = 0; p < topic->partition_count; ++p)
-    if (auto part = broker_.replica_manager().remove_partition(name, PartitionId(p))) removed.push_back(std::move(part));
+  std::vector<std::shared_ptr<Partition>> removed = broker_.replica_manager().remove_topic(name);
   {
     Reservation reserved(t, name, released_);
     co_await remove_logs(name, range(0, topic->partition_count));

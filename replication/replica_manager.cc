@@ -44,6 +44,12 @@ std::shared_ptr<Partition> ReplicaManager::remove_partition(const std::string& t
   return removed;
 }
 
+std::vector<std::shared_ptr<Partition>> ReplicaManager::remove_topic(const std::string& topic) {
+  std::vector<std::shared_ptr<Partition>> removed = partitions(topic);
+  all_partitions_.erase(topic);
+  return removed;
+}
+
 std::vector<std::shared_ptr<Partition>> ReplicaManager::partitions(const std::string& topic) const {
   std::vector<std::shared_ptr<Partition>> out;
   if (auto it = all_partitions_.find(topic); it != all_partitions_.end())

@@ -67,6 +67,8 @@ class ReplicaManager {
   // topic and index, and removed before its log is closed or removed.
   void add_partition(std::shared_ptr<Partition> partition);
   std::shared_ptr<Partition> remove_partition(const std::string& topic, PartitionId id);
+  // Removes every hosted partition of the topic; they are returned in index order.
+  std::vector<std::shared_ptr<Partition>> remove_topic(const std::string& topic);
   // Every hosted partition of the topic, in index order.
   std::vector<std::shared_ptr<Partition>> partitions(const std::string& topic) const;
   // Each hosted partition of every topic.

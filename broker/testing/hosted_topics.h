@@ -34,15 +34,10 @@ struct HostedTopics {
   }
 
   // The stored topics, each partition opened and hosted, as Broker loads them.
-  std::error_code load(const std::vector<cluster::KeyValue>& stored) {
-    if (auto ec = topics.load(stored)) return ec;
-    for (const auto& [name, topic] : topics.topics())
-      for (int32_t p = 0; p < topic->partition_count; ++p) {
-        auto part = open_partition(*logs, topics.partition_spec(*topic), p);
-        if (!part) return part.error();
-        replicas.add_partition(std::move(*part));
-      }
-    return {};
+  // Empty when every partition opened, else why not.
+  std::string load(const std::vector<cluster::KeyValue>& stored) {
+    if (auto ec = topics.load(stored)) return ec.message();
+    return open_stored_partitions(*logs, topics, replicas);
   }
 
   std::shared_ptr<replication::Partition> partition(const std::string& topic, int32_t index) const {
