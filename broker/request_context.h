@@ -7,6 +7,7 @@
 
 #include "broker/asio.h"
 #include "protocol/header.h"
+#include "security/principal.h"
 
 namespace runnel::broker {
 
@@ -17,6 +18,7 @@ struct RequestContext {
   const protocol::RequestHeader& header;
   std::string client_host;    // the peer's address, for group members' client.host
   std::string listener_name;  // the listener the request arrived on
+  security::KafkaPrincipal principal;  // who sent it: what the authorizer checks
 
   // Handlers set these:
   bool send_response = true;  // false: the client expects no response (Produce acks=0)
