@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "storage/io.h"
@@ -120,6 +121,12 @@ std::error_code IndexFile::reset() {
   entries_ = 0;
   damaged_ = false;
   return resize(max_index_size_);
+}
+
+void IndexFile::truncate_to_entries(size_t n) {
+  if (n >= entries_) return;
+  std::memset(map_ + n * static_cast<size_t>(entry_size_), 0, (entries_ - n) * static_cast<size_t>(entry_size_));
+  entries_ = n;
 }
 
 std::error_code IndexFile::flush() {

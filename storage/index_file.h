@@ -67,7 +67,11 @@ class IndexFile {
   // The slot after the last entry; commit_append() makes it count.
   uint8_t* append_slot() { return map_ + entries_ * static_cast<size_t>(entry_size_); }
   void commit_append() { ++entries_; }
-  void truncate_to_entries(size_t n) { entries_ = n < entries_ ? n : entries_; }
+  // Drops the entries from the n-th on, zeroing their slots: an active
+  // file stays preallocated, and what lies past its last entry must read as
+  // the zero-filled tail (to the next open after a crash, to a replica
+  // comparison), not as entries for records the log no longer holds.
+  void truncate_to_entries(size_t n);
 
   // Sets the file size to `new_size` rounded down to whole entries and
   // remaps it; entries beyond the new size are dropped. On an error the file

@@ -46,6 +46,35 @@ TEST_CASE("offset index preallocates, looks up the largest entry <= target, trim
   REQUIRE(idx->entries() == 0);
 }
 
+TEST_CASE("truncated index entries read as the zero-filled tail in the file", "[storage]") {
+  // A follower truncated to an indexed offset, then killed: the preallocated
+  // file must not show the dropped entries to the next open or to anyone
+  // comparing replicas' files (cluster_power_loss_test found them there).
+  TempDir tmp;
+  fs::path p = tmp.path / "00000000000000000100.index";
+  auto idx = OffsetIndex::open(p, 100, 80);
+  REQUIRE(idx);
+  idx->append(110, 4100);
+  idx->append(120, 8300);
+  idx->append(135, 12500);
+  idx->truncate_to(120);
+  REQUIRE(idx->entries() == 1);
+  Bytes b = file_bytes(p);
+  REQUIRE(b.size() == 80);
+  REQUIRE(Bytes(b.begin(), b.begin() + 8) == Bytes{0, 0, 0, 10, 0, 0, 0x10, 0x04});
+  REQUIRE(Bytes(b.begin() + 8, b.end()) == Bytes(72, 0));
+
+  fs::path tp = tmp.path / "00000000000000000100.timeindex";
+  auto times = TimeIndex::open(tp, 100, 120);
+  REQUIRE(times);
+  times->maybe_append(1000, 110);
+  times->maybe_append(2000, 120);
+  times->truncate_to(120);
+  REQUIRE(times->entries() == 1);
+  Bytes t = file_bytes(tp);
+  REQUIRE(Bytes(t.begin() + 12, t.end()) == Bytes(t.size() - 12, 0));
+}
+
 TEST_CASE("offset index reopened trusts nothing it cannot check", "[storage]") {
   TempDir tmp;
   fs::path p = tmp.path / "00000000000000000000.index";
