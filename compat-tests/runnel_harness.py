@@ -218,6 +218,7 @@ class Runnel(BrokerProcess):
         self.binary = binary or runnel_binary()
         self.overrides = dict(overrides or {})
         self.max_open_files = max_open_files  # `ulimit -n` of the broker process
+        self.env = {}  # added to the broker process's environment
 
     def start(self):
         if self.proc is not None:
@@ -238,6 +239,7 @@ class Runnel(BrokerProcess):
             log.flush()
             offset = log.tell()
             self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                         env=dict(os.environ, **self.env) if self.env else None,
                                          preexec_fn=self._child_setup if self._needs_child_setup() else None)
         deadline = time.monotonic() + self.ready_timeout
         port = self._wait_for_port(offset, deadline)
