@@ -7,28 +7,24 @@
 
 #include "broker/described_partition.h"
 #include "cluster/metadata_cache.h"
+#include "cluster/testing/node_ids.h"
+#include "cluster/testing/registrations.h"
 #include "replication/replica_manager.h"
 
 using namespace runnel;
 using runnel::broker::describe_partition;
-using runnel::cluster::BrokerRegistration;
 using runnel::cluster::MetadataImage;
 using runnel::cluster::PartitionRegistration;
 using runnel::cluster::TopicImage;
+using runnel::cluster::testing::ids;
+using runnel::cluster::testing::registered;
 
 namespace {
-
-BrokerRegistration registered(int32_t id, bool fenced = false) {
-  BrokerRegistration b;
-  b.id = NodeId(id);
-  b.fenced = fenced;
-  return b;
-}
 
 // "t"-0 on brokers 1, 2 and 3, all in sync, led by 1 at leader epoch 4.
 TopicImage led_by_1() {
   PartitionRegistration p;
-  p.replicas = {NodeId(1), NodeId(2), NodeId(3)};
+  p.replicas = ids({1, 2, 3});
   p.isr = p.replicas;
   p.leader = NodeId(1);
   p.leader_epoch = LeaderEpoch(4);
