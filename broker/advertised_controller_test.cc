@@ -4,22 +4,12 @@
 #include <set>
 
 #include "broker/advertised_controller.h"
+#include "cluster/testing/registrations.h"
 
 using namespace runnel;
 using runnel::broker::advertised_controller;
-using runnel::cluster::BrokerRegistration;
 using runnel::cluster::MetadataImage;
-
-namespace {
-
-BrokerRegistration registered(int32_t id, bool fenced = false) {
-  BrokerRegistration b;
-  b.id = NodeId(id);
-  b.fenced = fenced;
-  return b;
-}
-
-}  // namespace
+using runnel::cluster::testing::registered;
 
 TEST_CASE("a live broker names itself, not the elected controller", "[advertised_controller]") {
   const MetadataImage image =

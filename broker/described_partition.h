@@ -5,7 +5,9 @@
 // no leader and lists its replica offline, as Kafka's controller publishes
 // it once the log dir fails; each API says in its own way that the leader
 // is missing. A replica whose broker is not registered, or is fenced, is
-// offline too (Kafka's KRaftMetadataCache.getOfflineReplicas).
+// offline too (Kafka's KRaftMetadataCache.getOfflineReplicas), and such a
+// leader is no leader (its getAliveEndpoint): the leader named is always
+// one of the live brokers Metadata lists.
 #pragma once
 
 #include <cstdint>

@@ -21,7 +21,8 @@ and, from a cluster scenario, requests to the harness:
     {"event": "kill_leader", "topic": "<t>", "partition": <p>}
 which SIGKILLs the partition's leader (from Metadata), waits until the
 survivors name a new leader, keeps the old one down 2 s more and starts it
-again (same dir and port); what it did is appended to the scenario's detail.
+again (same dir and port); what it did is appended to the scenario's detail,
+and the scenario fails if that broker is down again when the driver ends.
 
 A scenario from scenarios.json that the driver does not report counts as a
 failure, as does a driver that exceeds its time, except a "cluster_only"
@@ -40,6 +41,7 @@ be run one at a time. Exit status 1 when any scenario failed on this broker.
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -116,6 +118,9 @@ class SingleBroker:
     def kill_leader(self, topic, partition):
         return "no cluster: kill_leader ignored"
 
+    def down_again(self):
+        return []
+
     def log_text(self):
         return self.broker.log_text()
 
@@ -132,6 +137,13 @@ class ThreeBrokers:
         ids = sorted(cluster.brokers)
         self.bootstrap = ",".join(cluster.brokers[i].bootstrap for i in ids)
         self.brokers_env = ",".join("%d@%s" % (i, cluster.brokers[i].bootstrap) for i in ids)
+        # A broker gets SIGKILL when the thread that started it ends
+        # (PR_SET_PDEATHSIG follows the thread, so that none outlives the
+        # harness): one restarted by kill_leader's own short-lived thread
+        # died again the moment it had started. Restarts run on this one
+        # thread, which ends in close(), after the brokers are stopped.
+        self.starter = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="restarts")
+        self.restarted = []  # node ids kill_leader started again
 
     def live(self):
         return [i for i in sorted(self.cluster.brokers) if self.cluster.brokers[i].alive()]
@@ -162,10 +174,15 @@ class ThreeBrokers:
                          "the survivors %s to name a new leader of %s-%d" % (survivors, topic, partition))
         elected = time.monotonic() - killed
         time.sleep(KEEP_DOWN_AFTER_ELECTION)
-        self.cluster.brokers[old].start()
+        self.starter.submit(self.cluster.brokers[old].start).result()
+        self.restarted.append(old)
         return "harness: leader %d of %s-%d SIGKILLed %.1f s after the request, node %d leader %.1f s later, " \
                "%d restarted after %.1f s" % (old, topic, partition, killed - t0, new, elected, old,
                                               time.monotonic() - killed)
+
+    def down_again(self):
+        """The restarted brokers that are not running any more."""
+        return [i for i in self.restarted if not self.cluster.brokers[i].alive()]
 
     def log_text(self):
         if hasattr(self.cluster, "log_text"):
@@ -175,7 +192,10 @@ class ThreeBrokers:
                        for b in list(self.cluster.brokers.values()) + [self.cluster.etcd])
 
     def close(self):
-        self.cluster.close()
+        try:
+            self.cluster.close()
+        finally:
+            self.starter.shutdown()
 
 
 def start_broker(kind, runnel_binary, cache, cluster):
@@ -248,8 +268,14 @@ def run_client(client, brokers, cache, timeout):
         for act in actions:
             act.join(120)
     err.join(10)
+    # A broker kill_leader restarted must still be running when the driver
+    # is done: the scenario is one failure, not a broker that dies again.
+    down = brokers.down_again()
     for sid, note in harness_notes.items():
         if sid in results:
+            if down:
+                results[sid]["status"] = "fail"
+                note += "; node(s) %s down again when the driver ended" % ",".join(map(str, down))
             results[sid]["detail"] = (results[sid]["detail"] + " [" + note + "]")[:700]
     if killed.is_set():
         return results, "driver killed after %d s" % timeout
