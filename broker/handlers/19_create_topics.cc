@@ -6,8 +6,11 @@
 // One request is bounded as Kafka's controller bounds it (RequestBound in
 // topic_frontend.h): over it, every topic is answered POLICY_VIOLATION and
 // nothing is created. The creation itself runs off the event loop.
+// Each topic needs CREATE on the cluster or on the topic, as Kafka's
+// handleCreateTopicsRequest (TOPIC_AUTHORIZATION_FAILED).
 #include <map>
 
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "broker/logging.h"
@@ -94,9 +97,14 @@ awaitable<p::CreateTopicsResponse> handle<p::CreateTopicsApi>(RequestContext& ct
 
   std::vector<Valid> valid;
   int64_t records = 0;
+  const bool cluster_create = authorized_on_cluster(ctx, AclOperation::create);
   for (const auto& t : req.topics) {
     if (counts[t.name] > 1) {
       resp.topics.push_back(failed(t.name, ErrorCode::invalid_request, "Duplicate topic name."));
+      continue;
+    }
+    if (!cluster_create && !authorized(ctx, AclOperation::create, ResourceType::topic, t.name)) {
+      resp.topics.push_back(failed(t.name, ErrorCode::topic_authorization_failed, "Authorization failed."));
       continue;
     }
     TopicOverrides overrides;
