@@ -1,0 +1,602 @@
+#!/usr/bin/python3
+"""ACLs (issue 15) against real Runnel processes, label "security".
+
+Until TLS and SASL land every connection is User:ANONYMOUS (Kafka's
+principal on PLAINTEXT), so ACLs for User:ANONYMOUS decide what these
+plaintext clients may do; super.users=User:ANONYMOUS makes them super users.
+The broker runs authorizer.class.name=org.apache.kafka.metadata.authorizer.
+StandardAuthorizer with allow.everyone.if.no.acl.found=false (Kafka's default).
+
+  - no authorizer: the ACL APIs answer SECURITY_DISABLED;
+  - Kafka 4.1.1's kafka-acls (org.apache.kafka.tools.AclCommand) --add,
+    --list and --remove round trips, surviving restarts (single node: the
+    ACLs in the log dir);
+  - kafka-python's admin create_acls / describe_acls / delete_acls, with
+    LITERAL, PREFIXED, MATCH and ANY filters and Kafka's INVALID_REQUEST;
+  - a deny test per API family (produce, fetch, groups and offsets, topic
+    admin, configs, ACL admin, cluster APIs): without an ACL Kafka's code,
+    with one success, a DENY over an ALLOW, a PREFIXED ACL covering exactly
+    its prefix; confluent-kafka consumes in a group once READ is granted.
+
+confluent-kafka 1.7.0 (Debian's) has no ACL admin calls, so kafka-python's
+and Kafka's CLI drive the ACL APIs; the other APIs are sent hand-built
+(kafka_wire) so each answer is read as the broker gave it.
+
+  /usr/bin/python3 compat-tests/acl_test.py build/debug/runnel <kafka jar cache dir>
+"""
+
+import subprocess
+import sys
+import time
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource
+from kafka import errors as kerrors
+from kafka.admin import (ACL, ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, KafkaAdminClient,
+                         ResourcePattern, ResourcePatternFilter, ResourceType)
+
+import kafka_wire as w
+from kafka_harness import kafka_classpath
+from runnel_harness import Runnel, run_tests, runnel_binary
+
+BOUND = 60.0  # seconds: CI machines are loaded
+ACL_COMMAND = "org.apache.kafka.tools.AclCommand"
+AUTHORIZER = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+              "allow.everyone.if.no.acl.found": "false"}
+SUPER = dict(AUTHORIZER, **{"super.users": "User:ANONYMOUS"})
+ME = "User:ANONYMOUS"
+
+# Kafka's error codes.
+NONE = 0
+TOPIC_AUTH = 29
+GROUP_AUTH = 30
+CLUSTER_AUTH = 31
+INVALID_REQUEST = 42
+SECURITY_DISABLED = 54
+
+JARS = None  # the kafka jar cache dir, from argv
+
+
+def eq(got, want, what):
+    assert got == want, "%s: got %r, want %r" % (what, got, want)
+
+
+# ------------------------------------------------------------ the ACL admin
+
+def admin(broker):
+    return KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=30000,
+                            client_id="acl-test")
+
+
+def binding(op, resource_type, name, pattern=ACLResourcePatternType.LITERAL, permission=ACLPermissionType.ALLOW,
+            principal=ME, host="*"):
+    return ACL(principal=principal, host=host, operation=op, permission_type=permission,
+               resource_pattern=ResourcePattern(resource_type, name, pattern))
+
+
+def error_class(e):
+    """kafka-python reports an ACL call's failure as an error class or instance."""
+    return e if isinstance(e, type) else type(e)
+
+
+def as_filter(acl):
+    p = acl.resource_pattern
+    return ACLFilter(principal=acl.principal, host=acl.host, operation=acl.operation,
+                     permission_type=acl.permission_type,
+                     resource_pattern=ResourcePatternFilter(p.resource_type, p.resource_name, p.pattern_type))
+
+
+def grant(broker, *acls):
+    a = admin(broker)
+    try:
+        result = a.create_acls(list(acls))
+        assert not result["failed"], "create_acls failed: %r" % (result["failed"],)
+    finally:
+        a.close()
+
+
+def revoke(broker, *acls):
+    a = admin(broker)
+    try:
+        for _, matched, error in a.delete_acls([as_filter(x) for x in acls]):
+            assert error is kerrors.NoError or isinstance(error, kerrors.NoError) or error is None, error
+            assert matched, "nothing deleted for %r" % (acls,)
+    finally:
+        a.close()
+
+
+ANY_FILTER = ACLFilter(principal=None, host=None, operation=ACLOperation.ANY, permission_type=ACLPermissionType.ANY,
+                       resource_pattern=ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY))
+
+
+def all_acls(broker, acl_filter=ANY_FILTER):
+    a = admin(broker)
+    try:
+        acls, _ = a.describe_acls(acl_filter)
+    finally:
+        a.close()
+    return sorted((x.resource_pattern.resource_type.name, x.resource_pattern.resource_name,
+                   x.resource_pattern.pattern_type.name, x.principal, x.host, x.operation.name,
+                   x.permission_type.name) for x in acls)
+
+
+# ------------------------------------------------------ hand-built requests
+
+def call(broker, frame, correlation_id):
+    with w.Connection(broker.port, timeout=BOUND) as c:
+        return c.call(frame, correlation_id)
+
+
+def produce(broker, topic):
+    batch = w.record_batch([(b"k", b"v", ())], int(time.time() * 1000))
+    body = call(broker, w.produce_v8(1, 1, {topic: [(0, batch)]}), 1)
+    return w.parse_produce_v8(body)[(topic, 0)][0]
+
+
+def fetch(broker, topic):
+    return w.parse_fetch_v4(call(broker, w.fetch_v4(2, topic, 0, 0, max_wait_ms=100), 2))[(topic, 0)]
+
+
+def list_offsets(broker, topic):
+    return w.parse_list_offsets_v1(call(broker, w.list_offsets_v1(3, topic, [0]), 3))[(topic, 0)][0]
+
+
+def metadata(broker, topics=None, auto_create=False):
+    """-> {name: error_code} (v7)."""
+    parsed = w.parse_metadata_v7(call(broker, w.metadata_v7(4, topics, auto_create), 4))
+    return {name: t["error"] for name, t in parsed["topics"].items()}
+
+
+def find_coordinator(broker, group):
+    return w.parse_find_coordinator_v1(call(broker, w.find_coordinator_v1(5, group, 0), 5))[0]
+
+
+def offset_commit(broker, group, topic, offset):
+    """OffsetCommit v2, a standalone commit: -> the partition's error."""
+    body = (w.string(group) + w.i32(-1) + w.string("") + w.i64(-1) +
+            w.array([w.string(topic) + w.array([w.i32(0) + w.i64(offset) + w.string("")])]))
+    r = w.Reader(call(broker, w.request(8, 2, 6, body), 6))
+    out = w.read_partitions(r, lambda r: r.i16())
+    return out[(topic, 0)]
+
+
+def offset_fetch(broker, group, topic):
+    """OffsetFetch v3: -> (top-level error, partition error, offset)."""
+    body = w.string(group) + w.array([w.string(topic) + w.array([w.i32(0)])])
+    r = w.Reader(call(broker, w.request(9, 3, 7, body), 7))
+    r.i32()  # throttle
+    parts = w.read_partitions(r, lambda r: (r.i64(), r.string(), r.i16()))
+    top = r.i16()
+    offset, _, err = parts.get((topic, 0), (-1, None, None))
+    return top, err, offset
+
+
+def describe_group(broker, group):
+    """DescribeGroups v0: -> the group's error."""
+    r = w.Reader(call(broker, w.request(15, 0, 8, w.array([w.string(group)])), 8))
+    def member(r):
+        fields = (r.string(), r.string(), r.string())
+        r.take(r.i32())  # metadata
+        r.take(r.i32())  # assignment
+        return fields
+
+    return r.array(lambda r: (r.i16(), r.string(), r.string(), r.string(), r.string(), r.array(member)))[0][0]
+
+
+def list_groups(broker):
+    r = w.Reader(call(broker, w.request(16, 0, 9, b""), 9))
+    err = r.i16()
+    return err, sorted(g for g, _ in r.array(lambda r: (r.string(), r.string())))
+
+
+def delete_group(broker, group):
+    r = w.Reader(call(broker, w.request(42, 0, 10, w.array([w.string(group)])), 10))
+    r.i32()
+    return r.array(lambda r: (r.string(), r.i16()))[0][1]
+
+
+def create_topic(broker, name, partitions=1):
+    return w.parse_create_topics_v4(call(broker, w.create_topics_v4(11, [(name, partitions, 1)]), 11))[0][1]
+
+
+def create_partitions(broker, name, count):
+    return w.parse_create_partitions_v1(call(broker, w.create_partitions_v1(12, [(name, count)]), 12))[0][1]
+
+
+def delete_topic(broker, name):
+    """DeleteTopics v1: -> the topic's error."""
+    r = w.Reader(call(broker, w.request(20, 1, 13, w.array([w.string(name)]) + w.i32(30000)), 13))
+    r.i32()
+    return r.array(lambda r: (r.string(), r.i16()))[0][1]
+
+
+def delete_records(broker, topic):
+    return w.parse_delete_records_v1(call(broker, w.delete_records_v1(14, topic, [(0, 0)]), 14))[(topic, 0)][0]
+
+
+def init_producer_id(broker):
+    return w.parse_init_producer_id(call(broker, w.init_producer_id_v0(15), 15))[0]
+
+
+def list_reassignments(broker):
+    """ListPartitionReassignments v0 (flexible): -> the top-level error."""
+    body = w.i32(30000) + w.uvarint(0) + w.uvarint(0)  # every partition (null topics), no tags
+    r = w.Reader(call(broker, w.request(46, 0, 16, body, flexible=True), 16))
+    assert r.i8() == 0, "tagged fields in the response header"
+    r.i32()  # throttle
+    return r.i16()
+
+
+def config_error(future):
+    """The KafkaError code a confluent-kafka admin future fails with, or NONE."""
+    try:
+        future.result(timeout=BOUND)
+        return NONE
+    except KafkaException as e:
+        return e.args[0].code()
+
+
+def confluent_admin(broker):
+    return AdminClient({"bootstrap.servers": broker.bootstrap, "socket.timeout.ms": 30000})
+
+
+# ------------------------------------------------------------------- tests
+
+def test_security_disabled():
+    with Runnel() as b:
+        a = admin(b)
+        try:
+            try:
+                a.describe_acls(ANY_FILTER)
+                raise AssertionError("DescribeAcls without an authorizer succeeded")
+            except kerrors.SecurityDisabledError:
+                pass
+            result = a.create_acls([binding(ACLOperation.READ, ResourceType.TOPIC, "t")])
+            eq(len(result["failed"]), 1, "CreateAcls without an authorizer")
+            eq(error_class(result["failed"][0][1]), kerrors.SecurityDisabledError, "its error")
+        finally:
+            a.close()
+        # Nothing else changed: produce works as always.
+        eq(create_topic(b, "open"), NONE, "CreateTopics without an authorizer")
+        eq(produce(b, "open"), NONE, "Produce without an authorizer")
+
+
+def acls_cli(broker, *args):
+    cmd = ["java", "-Dlog4j2.level=ERROR", "-cp", kafka_classpath(JARS), ACL_COMMAND,
+           "--bootstrap-server", broker.bootstrap, *args]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, "kafka-acls %s exited %d:\n%s%s" % (" ".join(args), out.returncode, out.stdout,
+                                                                    out.stderr)
+    return out.stdout
+
+
+def cli_listing(text):
+    """kafka-acls --list's ACL lines, normalised: {(resource, entry)}."""
+    out = set()
+    resource = None
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("Current ACLs for resource"):
+            resource = line[line.index("`") + 1:line.rindex("`")]
+        elif line.startswith("(principal="):
+            out.add((resource, line))
+    return out
+
+
+def test_cli_round_trip():
+    with Runnel(overrides=SUPER) as b:
+        acls_cli(b, "--add", "--allow-principal", "User:alice", "--operation", "Read", "--operation", "Describe",
+                 "--topic", "orders", "--group", "billing")
+        acls_cli(b, "--add", "--deny-principal", "User:bob", "--deny-host", "10.0.0.7", "--operation", "Write",
+                 "--topic", "app-", "--resource-pattern-type", "prefixed")
+        acls_cli(b, "--add", "--allow-principal", "User:*", "--operation", "IdempotentWrite", "--cluster")
+        listed = cli_listing(acls_cli(b, "--list"))
+        want = {
+            ("ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)",
+             "(principal=User:alice, host=*, operation=READ, permissionType=ALLOW)"),
+            ("ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)",
+             "(principal=User:alice, host=*, operation=DESCRIBE, permissionType=ALLOW)"),
+            ("ResourcePattern(resourceType=GROUP, name=billing, patternType=LITERAL)",
+             "(principal=User:alice, host=*, operation=READ, permissionType=ALLOW)"),
+            ("ResourcePattern(resourceType=GROUP, name=billing, patternType=LITERAL)",
+             "(principal=User:alice, host=*, operation=DESCRIBE, permissionType=ALLOW)"),
+            ("ResourcePattern(resourceType=TOPIC, name=app-, patternType=PREFIXED)",
+             "(principal=User:bob, host=10.0.0.7, operation=WRITE, permissionType=DENY)"),
+            ("ResourcePattern(resourceType=CLUSTER, name=kafka-cluster, patternType=LITERAL)",
+             "(principal=User:*, host=*, operation=IDEMPOTENT_WRITE, permissionType=ALLOW)"),
+        }
+        eq(listed, want, "kafka-acls --list")
+        # --list --topic: a LITERAL filter (kafka-acls' default pattern type).
+        eq({x for x in cli_listing(acls_cli(b, "--list", "--topic", "orders"))}, {x for x in want if "orders" in x[0]},
+           "kafka-acls --list --topic orders")
+        b.restart()
+        eq(cli_listing(acls_cli(b, "--list")), want, "kafka-acls --list after a restart")
+        b.restart(graceful=False)
+        eq(cli_listing(acls_cli(b, "--list")), want, "kafka-acls --list after SIGKILL")
+        acls_cli(b, "--remove", "--force", "--allow-principal", "User:alice", "--operation", "Describe",
+                 "--topic", "orders", "--group", "billing")
+        acls_cli(b, "--remove", "--force", "--topic", "app-", "--resource-pattern-type", "prefixed")
+        left = {x for x in want if "DESCRIBE" not in x[1] and "app-" not in x[0]}
+        eq(cli_listing(acls_cli(b, "--list")), left, "kafka-acls --list after --remove")
+        b.restart()
+        eq(cli_listing(acls_cli(b, "--list")), left, "kafka-acls --list after --remove and a restart")
+
+
+def test_admin_client_filters():
+    T, G, C = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
+    P = ACLResourcePatternType.PREFIXED
+    with Runnel(overrides=SUPER) as b:
+        created = [
+            binding(ACLOperation.READ, T, "orders", principal="User:alice"),
+            binding(ACLOperation.WRITE, T, "*", principal="User:bob"),
+            binding(ACLOperation.READ, T, "ord", P, ACLPermissionType.DENY, principal="User:carol"),
+            binding(ACLOperation.READ, G, "orders", principal="User:alice", host="10.1.1.1"),
+            binding(ACLOperation.ALTER, C, "kafka-cluster", principal="User:ops"),
+        ]
+        grant(b, *created)
+        grant(b, created[0])  # again: succeeds, stored once
+        eq(len(all_acls(b)), 5, "every binding once")
+
+        def count(resource_type, name, pattern, **entry):
+            f = ACLFilter(principal=entry.get("principal"), host=entry.get("host"),
+                          operation=entry.get("operation", ACLOperation.ANY),
+                          permission_type=entry.get("permission", ACLPermissionType.ANY),
+                          resource_pattern=ResourcePatternFilter(resource_type, name, pattern))
+            return len(all_acls(b, f))
+
+        eq(count(T, None, ACLResourcePatternType.ANY), 3, "every TOPIC binding")
+        eq(count(ResourceType.ANY, "orders", ACLResourcePatternType.ANY), 2, "ANY pattern named orders")
+        eq(count(T, "orders", ACLResourcePatternType.MATCH), 3, "MATCH orders: literal, * and the ord prefix")
+        eq(count(T, "xyz", ACLResourcePatternType.MATCH), 1, "MATCH xyz: only *")
+        eq(count(T, None, P), 1, "PREFIXED only")
+        eq(count(ResourceType.ANY, None, ACLResourcePatternType.ANY, principal="User:alice"), 2, "alice's")
+        eq(count(ResourceType.ANY, None, ACLResourcePatternType.ANY, host="10.1.1.1"), 1, "from 10.1.1.1")
+        eq(count(ResourceType.ANY, None, ACLResourcePatternType.ANY, permission=ACLPermissionType.DENY), 1, "DENYs")
+
+        # Kafka's validation: INVALID_REQUEST, the valid creations stored.
+        a = admin(b)
+        try:
+            result = a.create_acls([binding(ACLOperation.ALTER, C, "my-cluster"),
+                                    binding(ACLOperation.READ, T, "fine", principal="User:dave")])
+            eq([error_class(e) for _, e in result["failed"]], [kerrors.InvalidRequestError], "a CLUSTER not kafka-cluster")
+            eq(len(result["succeeded"]), 1, "the valid creation beside it")
+            # One filter deleting two bindings; another matching nothing.
+            results = a.delete_acls([
+                ACLFilter(principal=None, host=None, operation=ACLOperation.ANY, permission_type=ACLPermissionType.ANY,
+                          resource_pattern=ResourcePatternFilter(T, "orders", ACLResourcePatternType.MATCH)),
+                ACLFilter(principal="User:nobody", host=None, operation=ACLOperation.ANY,
+                          permission_type=ACLPermissionType.ANY,
+                          resource_pattern=ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY)),
+            ])
+            eq(sorted(x.resource_pattern.resource_name for x, _ in results[0][1]), ["*", "ord", "orders"],
+               "deleted by MATCH orders")
+            eq(results[1][1], [], "deleted by a filter matching nothing")
+        finally:
+            a.close()
+        b.restart()
+        eq(sorted(x[1] for x in all_acls(b)), ["fine", "kafka-cluster", "orders"], "left after a restart")
+
+
+def test_api_families():
+    T, G, C = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
+    D = ACLPermissionType.DENY
+    P = ACLResourcePatternType.PREFIXED
+    step_times = {}
+
+    def timed(name, fn):
+        start = time.monotonic()
+        fn()
+        step_times[name] = time.monotonic() - start
+
+    with Runnel(overrides=AUTHORIZER) as b:
+        def acl_admin():
+            # No ACLs, no super user: the ACL APIs need the cluster's ALTER / DESCRIBE.
+            a = admin(b)
+            try:
+                result = a.create_acls([binding(ACLOperation.ALTER, C, "kafka-cluster")])
+                eq([error_class(e) for _, e in result["failed"]], [kerrors.ClusterAuthorizationFailedError],
+                   "CreateAcls without ALTER on the cluster")
+                try:
+                    a.describe_acls(ANY_FILTER)
+                    raise AssertionError("DescribeAcls without DESCRIBE on the cluster succeeded")
+                except kerrors.ClusterAuthorizationFailedError:
+                    pass
+            finally:
+                a.close()
+            # A super user grants ALTER on the cluster (and the topics the
+            # steps use); without super.users again that grant is what lets
+            # this principal manage ACLs, and a DENY DESCRIBE beats it for
+            # DescribeAcls alone.
+            b.overrides = SUPER
+            b.restart()
+            for t in ("acl-t", "acl-f", "pfx-a", "pfxa", "xpfx-a"):
+                eq(create_topic(b, t), NONE, "creating %s as a super user" % t)
+            grant(b, binding(ACLOperation.ALTER, C, "kafka-cluster"))
+            b.overrides = AUTHORIZER
+            b.restart()
+            eq(len(all_acls(b)), 1, "DescribeAcls with ALTER (implying DESCRIBE) on the cluster")
+            grant(b, binding(ACLOperation.DESCRIBE, C, "kafka-cluster", permission=D))
+            try:
+                all_acls(b)
+                raise AssertionError("DescribeAcls with DENY DESCRIBE on the cluster succeeded")
+            except kerrors.ClusterAuthorizationFailedError:
+                pass
+            revoke(b, binding(ACLOperation.DESCRIBE, C, "kafka-cluster", permission=D))
+            eq(len(all_acls(b)), 1, "DescribeAcls once the DENY is gone")
+
+        def cluster_apis():
+            # InitProducerId: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic.
+            eq(init_producer_id(b), CLUSTER_AUTH, "InitProducerId with neither")
+            grant(b, binding(ACLOperation.WRITE, T, "acl-", P))
+            eq(init_producer_id(b), NONE, "InitProducerId with WRITE on a topic prefix")
+            grant(b, binding(ACLOperation.WRITE, T, "*", permission=D, principal="User:*"))
+            eq(init_producer_id(b), CLUSTER_AUTH, "InitProducerId with WRITE denied on every topic")
+            grant(b, binding(ACLOperation.IDEMPOTENT_WRITE, C, "kafka-cluster"))
+            eq(init_producer_id(b), NONE, "InitProducerId with IDEMPOTENT_WRITE")
+            revoke(b, binding(ACLOperation.WRITE, T, "acl-", P),
+                   binding(ACLOperation.WRITE, T, "*", permission=D, principal="User:*"),
+                   binding(ACLOperation.IDEMPOTENT_WRITE, C, "kafka-cluster"))
+            # ListPartitionReassignments: DESCRIBE on the cluster (ALTER implies it).
+            eq(list_reassignments(b), NONE, "ListPartitionReassignments with ALTER on the cluster")
+            grant(b, binding(ACLOperation.DESCRIBE, C, "kafka-cluster", permission=D))
+            eq(list_reassignments(b), CLUSTER_AUTH, "ListPartitionReassignments with DESCRIBE denied")
+            revoke(b, binding(ACLOperation.DESCRIBE, C, "kafka-cluster", permission=D))
+
+        def produce_family():
+            eq(produce(b, "acl-t"), TOPIC_AUTH, "Produce without WRITE")
+            grant(b, binding(ACLOperation.WRITE, T, "acl-t"))
+            eq(produce(b, "acl-t"), NONE, "Produce with WRITE")
+            grant(b, binding(ACLOperation.WRITE, T, "acl-t", permission=D, principal="User:*"))
+            eq(produce(b, "acl-t"), TOPIC_AUTH, "Produce with WRITE and a DENY WRITE for User:*")
+            revoke(b, binding(ACLOperation.WRITE, T, "acl-t", permission=D, principal="User:*"))
+            eq(produce(b, "acl-t"), NONE, "Produce once the DENY is gone")
+            grant(b, binding(ACLOperation.WRITE, T, "pfx-", P))
+            eq(produce(b, "pfx-a"), NONE, "Produce under the PREFIXED pfx-")
+            eq(produce(b, "pfxa"), TOPIC_AUTH, "Produce to pfxa (not under pfx-)")
+            eq(produce(b, "xpfx-a"), TOPIC_AUTH, "Produce to xpfx-a (not under pfx-)")
+            eq(produce(b, "no-such-topic"), TOPIC_AUTH, "Produce to a missing topic without WRITE")
+
+        def fetch_family():
+            eq(metadata(b).get("acl-f"), None, "Metadata (all topics) hides acl-f without DESCRIBE")
+            eq(metadata(b, ["acl-f"]), {"acl-f": TOPIC_AUTH}, "Metadata naming acl-f without DESCRIBE")
+            eq(list_offsets(b, "acl-f"), TOPIC_AUTH, "ListOffsets without DESCRIBE")
+            eq(fetch(b, "acl-f")[0], TOPIC_AUTH, "Fetch without READ")
+            grant(b, binding(ACLOperation.WRITE, T, "acl-f"))
+            eq(produce(b, "acl-f"), NONE, "Produce to acl-f with WRITE")
+            eq(fetch(b, "acl-f")[0], TOPIC_AUTH, "Fetch with WRITE only")
+            eq(list_offsets(b, "acl-f"), NONE, "ListOffsets with WRITE (implying DESCRIBE)")
+            eq(metadata(b).get("acl-f"), NONE, "Metadata lists acl-f with DESCRIBE implied")
+            grant(b, binding(ACLOperation.READ, T, "acl-f"))
+            err, hw, records = fetch(b, "acl-f")
+            eq((err, hw, len(records) > 0), (NONE, 1, True), "Fetch with READ")
+            grant(b, binding(ACLOperation.READ, T, "acl-f", permission=D, host="127.0.0.1"))
+            eq(fetch(b, "acl-f")[0], TOPIC_AUTH, "Fetch with a DENY READ from 127.0.0.1")
+            revoke(b, binding(ACLOperation.READ, T, "acl-f", permission=D, host="127.0.0.1"))
+            grant(b, binding(ACLOperation.READ, T, "acl-f", permission=D, host="10.9.9.9"))
+            eq(fetch(b, "acl-f")[0], NONE, "Fetch with a DENY READ from another host only")
+
+        def groups_family():
+            eq(find_coordinator(b, "g1"), GROUP_AUTH, "FindCoordinator without DESCRIBE on the group")
+            eq(offset_commit(b, "g1", "acl-f", 1), GROUP_AUTH, "OffsetCommit without READ on the group")
+            eq(offset_fetch(b, "g1", "acl-f")[0], GROUP_AUTH, "OffsetFetch without DESCRIBE on the group")
+            eq(describe_group(b, "g1"), GROUP_AUTH, "DescribeGroups without DESCRIBE")
+            grant(b, binding(ACLOperation.READ, G, "g1"))
+            eq(find_coordinator(b, "g1"), NONE, "FindCoordinator with READ (implying DESCRIBE)")
+            eq(offset_commit(b, "g1", "acl-f", 1), NONE, "OffsetCommit with READ on group and topic")
+            eq(offset_commit(b, "g1", "acl-t", 1), TOPIC_AUTH, "OffsetCommit on a topic without READ")
+            eq(offset_fetch(b, "g1", "acl-f"), (NONE, NONE, 1), "OffsetFetch with DESCRIBE on both")
+            eq(offset_fetch(b, "g1", "pfxa")[1], TOPIC_AUTH, "OffsetFetch of a topic without DESCRIBE")
+            eq(describe_group(b, "g1"), NONE, "DescribeGroups with READ (implying DESCRIBE)")
+            eq(list_groups(b), (NONE, ["g1"]), "ListGroups shows the group it may DESCRIBE")
+            eq(delete_group(b, "g1"), GROUP_AUTH, "DeleteGroups without DELETE")
+            grant(b, binding(ACLOperation.READ, G, "g", P, permission=D))
+            eq(offset_commit(b, "g1", "acl-f", 2), GROUP_AUTH, "OffsetCommit with a PREFIXED DENY over the ALLOW")
+            eq(list_groups(b), (NONE, ["g1"]), "ListGroups (a DENY READ leaves DESCRIBE)")
+            revoke(b, binding(ACLOperation.READ, G, "g", P, permission=D))
+            grant(b, binding(ACLOperation.DELETE, G, "g1"))
+            eq(delete_group(b, "g1"), NONE, "DeleteGroups with DELETE")
+            # A real consumer group, once READ is granted on group and topic.
+            grant(b, binding(ACLOperation.READ, G, "readers"))
+            c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "readers", "auto.offset.reset": "earliest",
+                          "enable.auto.commit": False})
+            try:
+                c.subscribe(["acl-f"])
+                got = None
+                deadline = time.monotonic() + BOUND
+                while got is None and time.monotonic() < deadline:
+                    m = c.poll(1.0)
+                    if m is not None and not m.error():
+                        got = m
+                assert got is not None, "the consumer group read nothing in %.0f s" % BOUND
+                c.commit(message=got, asynchronous=False)
+                eq(c.committed([TopicPartition("acl-f", 0)], timeout=BOUND)[0].offset, got.offset() + 1,
+                   "the group's committed offset")
+            finally:
+                c.close()
+            # Without READ on the group, librdkafka reports Kafka's code.
+            c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "strangers",
+                          "auto.offset.reset": "earliest"})
+            try:
+                c.subscribe(["acl-f"])
+                error = None
+                deadline = time.monotonic() + BOUND
+                while error is None and time.monotonic() < deadline:
+                    m = c.poll(1.0)
+                    if m is not None and m.error():
+                        error = m.error().code()
+                eq(error, KafkaError.GROUP_AUTHORIZATION_FAILED, "a consumer in a group without READ")
+            finally:
+                c.close()
+
+        def topic_admin():
+            eq(create_topic(b, "new-a"), TOPIC_AUTH, "CreateTopics without CREATE")
+            grant(b, binding(ACLOperation.CREATE, T, "new-", P))
+            eq(create_topic(b, "new-a"), NONE, "CreateTopics under a PREFIXED CREATE")
+            eq(create_topic(b, "newb"), TOPIC_AUTH, "CreateTopics outside the prefix")
+            eq(create_partitions(b, "new-a", 2), TOPIC_AUTH, "CreatePartitions without ALTER")
+            grant(b, binding(ACLOperation.ALTER, T, "new-a"))
+            eq(create_partitions(b, "new-a", 2), NONE, "CreatePartitions with ALTER")
+            eq(delete_records(b, "acl-f"), TOPIC_AUTH, "DeleteRecords without DELETE")
+            grant(b, binding(ACLOperation.DELETE, T, "acl-f"))
+            eq(delete_records(b, "acl-f"), NONE, "DeleteRecords with DELETE")
+            eq(delete_topic(b, "new-a"), TOPIC_AUTH, "DeleteTopics without DELETE")
+            grant(b, binding(ACLOperation.DELETE, T, "new-a"))
+            eq(delete_topic(b, "new-a"), NONE, "DeleteTopics with DELETE")
+            # Auto-creation needs DESCRIBE and CREATE.
+            eq(metadata(b, ["auto-x"], auto_create=True), {"auto-x": TOPIC_AUTH}, "auto-create without DESCRIBE")
+            grant(b, binding(ACLOperation.DESCRIBE, T, "auto-x"))
+            eq(metadata(b, ["auto-x"], auto_create=True), {"auto-x": TOPIC_AUTH}, "auto-create without CREATE")
+            eq(metadata(b, ["auto-y"]).get("auto-y"), TOPIC_AUTH, "Metadata of another topic")
+            grant(b, binding(ACLOperation.CREATE, C, "kafka-cluster"))
+            got = metadata(b, ["auto-x"], auto_create=True)["auto-x"]
+            assert got in (NONE, 5), "auto-create with CREATE on the cluster: %r" % got  # 5: LEADER_NOT_AVAILABLE
+            deadline = time.monotonic() + BOUND
+            while metadata(b, ["auto-x"]).get("auto-x") != NONE:
+                assert time.monotonic() < deadline, "auto-x never appeared"
+                time.sleep(0.2)
+
+        def configs():
+            ca = confluent_admin(b)
+            topic = ConfigResource("TOPIC", "acl-f")
+            eq(config_error(ca.describe_configs([topic])[topic]), KafkaError.TOPIC_AUTHORIZATION_FAILED,
+               "DescribeConfigs of a topic without DESCRIBE_CONFIGS")
+            brk = ConfigResource("BROKER", "1")
+            eq(config_error(ca.describe_configs([brk])[brk]), KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+               "DescribeConfigs of the broker without DESCRIBE_CONFIGS on the cluster")
+            grant(b, binding(ACLOperation.ALTER_CONFIGS, T, "acl-f"))
+            eq(config_error(ca.describe_configs([topic])[topic]), NONE, "DescribeConfigs with ALTER_CONFIGS (implying it)")
+            altered = ConfigResource("TOPIC", "acl-f", set_config={"retention.ms": "86400000"})
+            eq(config_error(ca.alter_configs([altered])[altered]), NONE, "AlterConfigs with ALTER_CONFIGS")
+            grant(b, binding(ACLOperation.ALTER_CONFIGS, T, "acl-", P, permission=D))
+            eq(config_error(ca.alter_configs([altered])[altered]), KafkaError.TOPIC_AUTHORIZATION_FAILED,
+               "AlterConfigs with a PREFIXED DENY over the ALLOW")
+            # A DENY ALTER_CONFIGS implies nothing: DESCRIBE_CONFIGS still allowed.
+            eq(config_error(ca.describe_configs([topic])[topic]), NONE, "DescribeConfigs beside a DENY ALTER_CONFIGS")
+            grant(b, binding(ACLOperation.DESCRIBE_CONFIGS, C, "kafka-cluster"))
+            eq(config_error(ca.describe_configs([brk])[brk]), NONE, "DescribeConfigs of the broker with it")
+
+        timed("ACL admin", acl_admin)
+        timed("cluster APIs", cluster_apis)
+        timed("produce", produce_family)
+        timed("fetch", fetch_family)
+        timed("groups and offsets", groups_family)
+        timed("topic admin", topic_admin)
+        timed("configs", configs)
+        # Everything granted above survives a restart: spot-check one of each.
+        b.restart()
+        eq(produce(b, "pfx-a"), NONE, "Produce under pfx- after a restart")
+        eq(produce(b, "pfxa"), TOPIC_AUTH, "pfxa still refused after a restart")
+        eq(fetch(b, "acl-f")[0], NONE, "Fetch after a restart")
+        print("  steps: " + ", ".join("%s %.1f s" % kv for kv in step_times.items()), flush=True)
+
+
+if __name__ == "__main__":
+    runnel_binary()  # argv[1], checked before anything starts
+    if len(sys.argv) > 2:
+        JARS = sys.argv[2]
+    sys.exit(run_tests([
+        ("no authorizer: SECURITY_DISABLED", test_security_disabled),
+        ("kafka-acls --add/--list/--remove across restarts", test_cli_round_trip),
+        ("admin client ACL filters and validation", test_admin_client_filters),
+        ("a deny test per API family", test_api_families),
+    ]))
