@@ -25,6 +25,7 @@ and Kafka's CLI drive the ACL APIs; the other APIs are sent hand-built
   /usr/bin/python3 compat-tests/acl_test.py build/debug/runnel <kafka jar cache dir>
 """
 
+import contextlib
 import subprocess
 import sys
 import time
@@ -32,10 +33,11 @@ import time
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource
 from kafka import errors as kerrors
-from kafka.admin import (ACL, ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, KafkaAdminClient,
-                         ResourcePattern, ResourcePatternFilter, ResourceType)
+from kafka.admin import (ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, ResourcePatternFilter,
+                         ResourceType)
 
 import kafka_wire as w
+from acl_admin import ANY_FILTER, AclAdmin, binding, error_class
 from kafka_harness import kafka_classpath
 from runnel_harness import Runnel, run_tests, runnel_binary
 
@@ -44,7 +46,6 @@ ACL_COMMAND = "org.apache.kafka.tools.AclCommand"
 AUTHORIZER = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
               "allow.everyone.if.no.acl.found": "false"}
 SUPER = dict(AUTHORIZER, **{"super.users": "User:ANONYMOUS"})
-ME = "User:ANONYMOUS"
 
 # Kafka's error codes.
 NONE = 0
@@ -64,60 +65,23 @@ def eq(got, want, what):
 # ------------------------------------------------------------ the ACL admin
 
 def admin(broker):
-    return KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=30000,
-                            client_id="acl-test")
-
-
-def binding(op, resource_type, name, pattern=ACLResourcePatternType.LITERAL, permission=ACLPermissionType.ALLOW,
-            principal=ME, host="*"):
-    return ACL(principal=principal, host=host, operation=op, permission_type=permission,
-               resource_pattern=ResourcePattern(resource_type, name, pattern))
-
-
-def error_class(e):
-    """kafka-python reports an ACL call's failure as an error class or instance."""
-    return e if isinstance(e, type) else type(e)
-
-
-def as_filter(acl):
-    p = acl.resource_pattern
-    return ACLFilter(principal=acl.principal, host=acl.host, operation=acl.operation,
-                     permission_type=acl.permission_type,
-                     resource_pattern=ResourcePatternFilter(p.resource_type, p.resource_name, p.pattern_type))
+    """kafka-python's client itself, for the calls that check its answers."""
+    return AclAdmin(broker.bootstrap).client
 
 
 def grant(broker, *acls):
-    a = admin(broker)
-    try:
-        result = a.create_acls(list(acls))
-        assert not result["failed"], "create_acls failed: %r" % (result["failed"],)
-    finally:
-        a.close()
+    with AclAdmin(broker.bootstrap) as a:
+        a.create(*acls)
 
 
 def revoke(broker, *acls):
-    a = admin(broker)
-    try:
-        for _, matched, error in a.delete_acls([as_filter(x) for x in acls]):
-            assert error is kerrors.NoError or isinstance(error, kerrors.NoError) or error is None, error
-            assert matched, "nothing deleted for %r" % (acls,)
-    finally:
-        a.close()
-
-
-ANY_FILTER = ACLFilter(principal=None, host=None, operation=ACLOperation.ANY, permission_type=ACLPermissionType.ANY,
-                       resource_pattern=ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY))
+    with AclAdmin(broker.bootstrap) as a:
+        a.delete(*acls)
 
 
 def all_acls(broker, acl_filter=ANY_FILTER):
-    a = admin(broker)
-    try:
-        acls, _ = a.describe_acls(acl_filter)
-    finally:
-        a.close()
-    return sorted((x.resource_pattern.resource_type.name, x.resource_pattern.resource_name,
-                   x.resource_pattern.pattern_type.name, x.principal, x.host, x.operation.name,
-                   x.permission_type.name) for x in acls)
+    with AclAdmin(broker.bootstrap) as a:
+        return a.listed(acl_filter)
 
 
 # ------------------------------------------------------ hand-built requests
@@ -145,6 +109,33 @@ def metadata(broker, topics=None, auto_create=False):
     """-> {name: error_code} (v7)."""
     parsed = w.parse_metadata_v7(call(broker, w.metadata_v7(4, topics, auto_create), 4))
     return {name: t["error"] for name, t in parsed["topics"].items()}
+
+
+def authorized_operations(broker, topic):
+    """Metadata v8 asking for both KIP-430 fields: -> (cluster's, topic's) bit sets."""
+    body = w.array([w.string(topic)]) + w.i8(0) + w.i8(1) + w.i8(1)
+    r = w.Reader(call(broker, w.request(3, 8, 17, body), 17))
+    r.i32()  # throttle
+    r.array(lambda r: (r.i32(), r.string(), r.i32(), r.string()))  # brokers
+    r.string()  # cluster id
+    r.i32()  # controller
+
+    def partition(r):
+        r.i16(), r.i32(), r.i32(), r.i32()
+        for _ in range(3):
+            r.array(lambda r: r.i32())
+
+    def one(r):
+        r.i16(), r.string(), r.i8()
+        r.array(partition)
+        return r.i32()
+
+    (topic_ops,) = r.array(one)
+    return r.i32(), topic_ops
+
+
+def bits(*ops):
+    return sum(1 << op.value for op in ops)
 
 
 def find_coordinator(broker, group):
@@ -225,6 +216,28 @@ def list_reassignments(broker):
     assert r.i8() == 0, "tagged fields in the response header"
     r.i32()  # throttle
     return r.i16()
+
+
+@contextlib.contextmanager
+def group_consumer(broker, group, **config):
+    """A confluent-kafka consumer of acl-f in `group`, closed on leaving `with`."""
+    c = Consumer(dict({"bootstrap.servers": broker.bootstrap, "group.id": group, "auto.offset.reset": "earliest"},
+                      **{k.replace("_", "."): v for k, v in config.items()}))
+    try:
+        c.subscribe(["acl-f"])
+        yield c
+    finally:
+        c.close()
+
+
+def first_poll(consumer, wanted):
+    """The first message (or error event) `wanted` accepts, polled for at most BOUND seconds; None if none came."""
+    deadline = time.monotonic() + BOUND
+    while time.monotonic() < deadline:
+        m = consumer.poll(1.0)
+        if m is not None and wanted(m):
+            return m
+    return None
 
 
 def config_error(future):
@@ -450,6 +463,10 @@ def test_api_families():
             eq(produce(b, "acl-t"), TOPIC_AUTH, "Produce with WRITE and a DENY WRITE for User:*")
             revoke(b, binding(ACLOperation.WRITE, T, "acl-t", permission=D, principal="User:*"))
             eq(produce(b, "acl-t"), NONE, "Produce once the DENY is gone")
+            # KIP-430: the real operations, implied DESCRIBE included.
+            eq(authorized_operations(b, "acl-t"),
+               (bits(ACLOperation.ALTER, ACLOperation.DESCRIBE), bits(ACLOperation.WRITE, ACLOperation.DESCRIBE)),
+               "Metadata's cluster and topic authorized operations")
             grant(b, binding(ACLOperation.WRITE, T, "pfx-", P))
             eq(produce(b, "pfx-a"), NONE, "Produce under the PREFIXED pfx-")
             eq(produce(b, "pfxa"), TOPIC_AUTH, "Produce to pfxa (not under pfx-)")
@@ -497,36 +514,16 @@ def test_api_families():
             eq(delete_group(b, "g1"), NONE, "DeleteGroups with DELETE")
             # A real consumer group, once READ is granted on group and topic.
             grant(b, binding(ACLOperation.READ, G, "readers"))
-            c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "readers", "auto.offset.reset": "earliest",
-                          "enable.auto.commit": False})
-            try:
-                c.subscribe(["acl-f"])
-                got = None
-                deadline = time.monotonic() + BOUND
-                while got is None and time.monotonic() < deadline:
-                    m = c.poll(1.0)
-                    if m is not None and not m.error():
-                        got = m
+            with group_consumer(b, "readers", enable_auto_commit=False) as c:
+                got = first_poll(c, lambda m: not m.error())
                 assert got is not None, "the consumer group read nothing in %.0f s" % BOUND
                 c.commit(message=got, asynchronous=False)
                 eq(c.committed([TopicPartition("acl-f", 0)], timeout=BOUND)[0].offset, got.offset() + 1,
                    "the group's committed offset")
-            finally:
-                c.close()
             # Without READ on the group, librdkafka reports Kafka's code.
-            c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "strangers",
-                          "auto.offset.reset": "earliest"})
-            try:
-                c.subscribe(["acl-f"])
-                error = None
-                deadline = time.monotonic() + BOUND
-                while error is None and time.monotonic() < deadline:
-                    m = c.poll(1.0)
-                    if m is not None and m.error():
-                        error = m.error().code()
-                eq(error, KafkaError.GROUP_AUTHORIZATION_FAILED, "a consumer in a group without READ")
-            finally:
-                c.close()
+            with group_consumer(b, "strangers") as c:
+                m = first_poll(c, lambda m: m.error())
+                eq(m and m.error().code(), KafkaError.GROUP_AUTHORIZATION_FAILED, "a consumer in a group without READ")
 
         def topic_admin():
             eq(create_topic(b, "new-a"), TOPIC_AUTH, "CreateTopics without CREATE")

@@ -26,71 +26,27 @@ import sys
 import time
 
 from kafka import errors as kerrors
-from kafka.admin import (ACL, ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, KafkaAdminClient,
-                         ResourcePattern, ResourcePatternFilter, ResourceType)
+from kafka.admin import ACLOperation, ACLPermissionType, ACLResourcePatternType, ResourceType
 
 import kafka_wire as kw
+from acl_admin import ME, AclAdmin, binding, error_class
 from cluster_harness import Cluster, run_tests, runnel_binary, wait_until
 
 BOUND = 60.0  # seconds: CI machines are loaded
-ME = "User:ANONYMOUS"
 NONE = 0
 TOPIC_AUTH = 29
 OVERRIDES = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
              "allow.everyone.if.no.acl.found": "true"}
-ANY = ACLFilter(principal=None, host=None, operation=ACLOperation.ANY, permission_type=ACLPermissionType.ANY,
-                resource_pattern=ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY))
-
-
-def binding(op, resource_type, name, pattern=ACLResourcePatternType.LITERAL, permission=ACLPermissionType.ALLOW,
-            principal=ME):
-    return ACL(principal=principal, host="*", operation=op, permission_type=permission,
-               resource_pattern=ResourcePattern(resource_type, name, pattern))
-
-
-def error_class(e):
-    """kafka-python reports an ACL call's failure as an error class or instance."""
-    return e if isinstance(e, type) else type(e)
-
-
-def as_filter(acl):
-    p = acl.resource_pattern
-    return ACLFilter(principal=acl.principal, host=acl.host, operation=acl.operation,
-                     permission_type=acl.permission_type,
-                     resource_pattern=ResourcePatternFilter(p.resource_type, p.resource_name, p.pattern_type))
-
-
-class Admin:
-    """kafka-python's admin client bootstrapped from one broker only, so
-    each call goes to that broker (its only known node until Metadata)."""
-
-    def __init__(self, c, node_id):
-        self.a = KafkaAdminClient(bootstrap_servers=c.brokers[node_id].bootstrap, request_timeout_ms=30000,
-                                  client_id="acl-node-%d" % node_id)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.a.close()
-        return False
-
-    def create(self, *acls):
-        result = self.a.create_acls(list(acls))
-        assert not result["failed"], "create_acls failed: %r" % (result["failed"],)
-
-    def delete(self, *acls):
-        for _, matched, _ in self.a.delete_acls([as_filter(x) for x in acls]):
-            assert matched, "nothing deleted for %r" % (acls,)
 
 
 def listed(c, node_id):
-    """The bindings DescribeAcls on `node_id` lists, as comparable tuples."""
-    with Admin(c, node_id) as a:
-        acls, _ = a.a.describe_acls(ANY)
-    return sorted((x.resource_pattern.resource_type.name, x.resource_pattern.resource_name,
-                   x.resource_pattern.pattern_type.name, x.principal, x.operation.name, x.permission_type.name)
-                  for x in acls)
+    """The bindings DescribeAcls on `node_id` lists."""
+    with AclAdmin(c.brokers[node_id].bootstrap) as a:
+        return a.listed()
+
+
+def admin_on(c, node_id):
+    return AclAdmin(c.brokers[node_id].bootstrap, client_id="acl-node-%d" % node_id)
 
 
 def produce(c, node_id, topic):
@@ -109,11 +65,11 @@ def test_acls_across_brokers():
         # A resource with any ACL is closed to everyone else (Kafka's rule:
         # allow.everyone only covers resources no ACL names), so this
         # principal takes ALL on the cluster and on every topic first.
-        with Admin(c, 1) as a:
+        with admin_on(c, 1) as a:
             a.create(binding(ACLOperation.ALL, ResourceType.CLUSTER, "kafka-cluster"),
                      binding(ACLOperation.ALL, ResourceType.TOPIC, "*"))
-        want = [("CLUSTER", "kafka-cluster", "LITERAL", ME, "ALL", "ALLOW"),
-                ("TOPIC", "*", "LITERAL", ME, "ALL", "ALLOW")]
+        want = [("CLUSTER", "kafka-cluster", "LITERAL", ME, "*", "ALL", "ALLOW"),
+                ("TOPIC", "*", "LITERAL", ME, "*", "ALL", "ALLOW")]
         for i in (1, 2, 3):
             wait_until(lambda: listed(c, i) == want, BOUND, "node %d to list the cluster ACL" % i)
         stored = json.loads(c.etcd_get("acls")["value"])
@@ -131,7 +87,7 @@ def test_acls_across_brokers():
         other = 1 if leader != 1 else 2
         deny_write = binding(ACLOperation.WRITE, ResourceType.TOPIC, "open-t", permission=ACLPermissionType.DENY,
                              principal="User:*")
-        with Admin(c, other) as a:
+        with admin_on(c, other) as a:
             a.create(deny_write)
         wait_until(lambda: produce(c, leader, "open-t") == TOPIC_AUTH, BOUND, "the leader to refuse open-t")
         for i in (1, 2, 3):
@@ -140,7 +96,7 @@ def test_acls_across_brokers():
         # A PREFIXED DENY DESCRIBE hides exactly its prefix, on every broker.
         hide = binding(ACLOperation.DESCRIBE, ResourceType.TOPIC, "hidden-", ACLResourcePatternType.PREFIXED,
                        ACLPermissionType.DENY)
-        with Admin(c, 3) as a:
+        with admin_on(c, 3) as a:
             a.create(hide)
         for i in (1, 2, 3):
             wait_until(lambda: topic_error(c, i, "hidden-1") == TOPIC_AUTH, BOUND, "node %d to hide hidden-1" % i)
@@ -157,7 +113,7 @@ def test_acls_across_brokers():
         # returns starts with the deletion.
         down = 3
         c.stop(down)
-        with Admin(c, 1 if leader != 1 else 2) as a:
+        with admin_on(c, 1 if leader != 1 else 2) as a:
             a.delete(deny_write, hide)
         if leader != down:
             wait_until(lambda: produce(c, leader, "open-t") == NONE, BOUND, "open-t writable again")
@@ -170,8 +126,8 @@ def test_acls_across_brokers():
         if leader == down:
             wait_until(lambda: produce(c, leader, "open-t") == NONE, BOUND, "open-t writable again")
         # Kafka's validation, from any broker; nothing stored.
-        with Admin(c, 2) as a:
-            result = a.a.create_acls([binding(ACLOperation.READ, ResourceType.CLUSTER, "not-kafka-cluster")])
+        with admin_on(c, 2) as a:
+            result = a.client.create_acls([binding(ACLOperation.READ, ResourceType.CLUSTER, "not-kafka-cluster")])
         assert [error_class(e) for _, e in result["failed"]] == [kerrors.InvalidRequestError], result
         assert listed(c, 1) == want, listed(c, 1)
 
