@@ -190,6 +190,38 @@ def create_topic(broker, name, partitions=1):
     return w.parse_create_topics_v4(call(broker, w.create_topics_v4(11, [(name, partitions, 1)]), 11))[0][1]
 
 
+def create_topic_v5(broker, name):
+    """CreateTopics v5 (flexible): -> (error, partitions, replication factor,
+    configs or None, TopicConfigErrorCode (tag 0))."""
+    def cstr(v):
+        return w.uvarint(len(v) + 1) + v.encode()
+
+    topic = cstr(name) + w.i32(1) + w.i16(1) + w.uvarint(1) + w.uvarint(1) + w.uvarint(0)  # no assignments, configs
+    body = w.uvarint(2) + topic + w.i32(30000) + w.i8(0) + w.uvarint(0)
+    r = w.Reader(call(broker, w.request(19, 5, 18, body, flexible=True), 18))
+    r.skip_tags()  # response header v1
+    r.i32()  # throttle
+    assert r.uvarint() == 2, "one topic answered"
+    r.compact_string()
+    err = r.i16()
+    r.compact_string()  # message
+    partitions, rf = r.i32(), r.i16()
+    n = r.uvarint()
+    configs = None if n == 0 else []
+    for _ in range(max(n - 1, 0)):
+        configs.append(r.compact_string())
+        r.compact_string()
+        r.take(3)  # read only, source, sensitive
+        r.skip_tags()
+    config_error = NONE
+    for _ in range(r.uvarint()):
+        tag, size = r.uvarint(), r.uvarint()
+        data = r.take(size)
+        if tag == 0:
+            config_error = w.Reader(data).i16()
+    return err, partitions, rf, configs, config_error
+
+
 def create_partitions(broker, name, count):
     return w.parse_create_partitions_v1(call(broker, w.create_partitions_v1(12, [(name, count)]), 12))[0][1]
 
@@ -530,6 +562,12 @@ def test_api_families():
             grant(b, binding(ACLOperation.CREATE, T, "new-", P))
             eq(create_topic(b, "new-a"), NONE, "CreateTopics under a PREFIXED CREATE")
             eq(create_topic(b, "newb"), TOPIC_AUTH, "CreateTopics outside the prefix")
+            # v5+ describe the new topic only with DESCRIBE_CONFIGS on it.
+            eq(create_topic_v5(b, "new-v5a"), (NONE, -1, -1, None, TOPIC_AUTH), "CreateTopics v5 without DESCRIBE_CONFIGS")
+            grant(b, binding(ACLOperation.DESCRIBE_CONFIGS, T, "new-v5b"))
+            err, partitions, rf, configs, config_error = create_topic_v5(b, "new-v5b")
+            eq((err, partitions, rf, config_error, "retention.ms" in configs), (NONE, 1, 1, NONE, True),
+               "CreateTopics v5 with DESCRIBE_CONFIGS")
             eq(create_partitions(b, "new-a", 2), TOPIC_AUTH, "CreatePartitions without ALTER")
             grant(b, binding(ACLOperation.ALTER, T, "new-a"))
             eq(create_partitions(b, "new-a", 2), NONE, "CreatePartitions with ALTER")
