@@ -180,6 +180,23 @@ def list_groups(broker):
     return err, sorted(g for g, _ in r.array(lambda r: (r.string(), r.string())))
 
 
+def group_call_errors(broker, group):
+    """JoinGroup, SyncGroup, Heartbeat and LeaveGroup (v0 each) for `group`,
+    and OffsetDelete (v0) of acl-f: -> {api: error}."""
+    out = {}
+    join = w.string(group) + w.i32(10000) + w.string("") + w.string("consumer") + w.array(
+        [w.string("range") + w.bytes_(b"")])
+    out["JoinGroup"] = w.Reader(call(broker, w.request(11, 0, 19, join), 19)).i16()
+    sync = w.string(group) + w.i32(1) + w.string("m") + w.array([])
+    out["SyncGroup"] = w.Reader(call(broker, w.request(14, 0, 20, sync), 20)).i16()
+    heartbeat = w.string(group) + w.i32(1) + w.string("m")
+    out["Heartbeat"] = w.Reader(call(broker, w.request(12, 0, 21, heartbeat), 21)).i16()
+    out["LeaveGroup"] = w.Reader(call(broker, w.request(13, 0, 22, w.string(group) + w.string("m")), 22)).i16()
+    delete = w.string(group) + w.array([w.string("acl-f") + w.array([w.i32(0)])])
+    out["OffsetDelete"] = w.Reader(call(broker, w.request(47, 0, 23, delete), 23)).i16()
+    return out
+
+
 def delete_group(broker, group):
     r = w.Reader(call(broker, w.request(42, 0, 10, w.array([w.string(group)])), 10))
     r.i32()
@@ -456,6 +473,8 @@ def test_api_families():
             b.restart()
             for t in ("acl-t", "acl-f", "pfx-a", "pfxa", "xpfx-a"):
                 eq(create_topic(b, t), NONE, "creating %s as a super user" % t)
+            eq(find_coordinator(b, "unnamed"), NONE, "FindCoordinator as a super user (creates __consumer_offsets)")
+            eq(offset_commit(b, "unnamed", "acl-f", 0), NONE, "a group no ACL will name, as a super user")
             grant(b, binding(ACLOperation.ALTER, C, "kafka-cluster"))
             b.overrides = AUTHORIZER
             b.restart()
@@ -536,11 +555,19 @@ def test_api_families():
             eq(offset_fetch(b, "g1", "acl-f"), (NONE, NONE, 1), "OffsetFetch with DESCRIBE on both")
             eq(offset_fetch(b, "g1", "pfxa")[1], TOPIC_AUTH, "OffsetFetch of a topic without DESCRIBE")
             eq(describe_group(b, "g1"), NONE, "DescribeGroups with READ (implying DESCRIBE)")
-            eq(list_groups(b), (NONE, ["g1"]), "ListGroups shows the group it may DESCRIBE")
             eq(delete_group(b, "g1"), GROUP_AUTH, "DeleteGroups without DELETE")
+            eq(group_call_errors(b, "g9"), dict.fromkeys(
+                ["JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetDelete"], GROUP_AUTH),
+               "the group APIs without READ (OffsetDelete: DELETE) on g9")
+            # DESCRIBE on the cluster (implied by ALTER) lists every group;
+            # without it, only the groups the principal may DESCRIBE.
+            eq(list_groups(b), (NONE, ["g1", "unnamed"]), "ListGroups with DESCRIBE on the cluster")
+            grant(b, binding(ACLOperation.DESCRIBE, C, "kafka-cluster", permission=D))
+            eq(list_groups(b), (NONE, ["g1"]), "ListGroups without DESCRIBE on the cluster")
+            revoke(b, binding(ACLOperation.DESCRIBE, C, "kafka-cluster", permission=D))
             grant(b, binding(ACLOperation.READ, G, "g", P, permission=D))
             eq(offset_commit(b, "g1", "acl-f", 2), GROUP_AUTH, "OffsetCommit with a PREFIXED DENY over the ALLOW")
-            eq(list_groups(b), (NONE, ["g1"]), "ListGroups (a DENY READ leaves DESCRIBE)")
+            eq(describe_group(b, "g1"), NONE, "DescribeGroups (a DENY READ leaves the implied DESCRIBE)")
             revoke(b, binding(ACLOperation.READ, G, "g", P, permission=D))
             grant(b, binding(ACLOperation.DELETE, G, "g1"))
             eq(delete_group(b, "g1"), NONE, "DeleteGroups with DELETE")
