@@ -37,7 +37,7 @@ from kafka.admin import (ACLFilter, ACLOperation, ACLPermissionType, ACLResource
                          ResourceType)
 
 import kafka_wire as w
-from acl_admin import ANY_FILTER, AclAdmin, binding, error_class
+from acl_admin import ANY_FILTER, AclAdmin, as_filter, binding, error_class
 from kafka_harness import kafka_classpath
 from runnel_harness import Runnel, run_tests, runnel_binary
 
@@ -289,6 +289,30 @@ def first_poll(consumer, wanted):
     return None
 
 
+def describe_log_dirs(broker):
+    """DescribeLogDirs v1 of every partition: -> how many log dirs answered."""
+    r = w.Reader(call(broker, w.request(35, 1, 24, w.i32(-1)), 24))
+    r.i32()  # throttle
+    return r.i32()
+
+
+def elect_leaders(broker, topic):
+    """ElectLeaders v1 (PREFERRED) of partition 0: -> the top-level error."""
+    body = w.i8(0) + w.array([w.string(topic) + w.array([w.i32(0)])]) + w.i32(30000)
+    r = w.Reader(call(broker, w.request(43, 1, 25, body), 25))
+    r.i32()  # throttle
+    return r.i16()
+
+
+def alter_reassignments(broker):
+    """AlterPartitionReassignments v0 (flexible) of nothing: -> the top-level error."""
+    body = w.i32(30000) + w.uvarint(1) + w.uvarint(0)
+    r = w.Reader(call(broker, w.request(45, 0, 26, body, flexible=True), 26))
+    r.skip_tags()
+    r.i32()  # throttle
+    return r.i16()
+
+
 def config_error(future):
     """The KafkaError code a confluent-kafka admin future fails with, or NONE."""
     try:
@@ -500,11 +524,37 @@ def test_api_families():
             revoke(b, binding(ACLOperation.WRITE, T, "acl-", P),
                    binding(ACLOperation.WRITE, T, "*", permission=D, principal="User:*"),
                    binding(ACLOperation.IDEMPOTENT_WRITE, C, "kafka-cluster"))
-            # ListPartitionReassignments: DESCRIBE on the cluster (ALTER implies it).
+            # ListPartitionReassignments, DescribeLogDirs: DESCRIBE on the
+            # cluster (ALTER implies it).
             eq(list_reassignments(b), NONE, "ListPartitionReassignments with ALTER on the cluster")
+            eq(describe_log_dirs(b), 1, "DescribeLogDirs with ALTER on the cluster: the one log dir")
             grant(b, binding(ACLOperation.DESCRIBE, C, "kafka-cluster", permission=D))
             eq(list_reassignments(b), CLUSTER_AUTH, "ListPartitionReassignments with DESCRIBE denied")
+            eq(describe_log_dirs(b), 0, "DescribeLogDirs with DESCRIBE denied: no log dirs")
             revoke(b, binding(ACLOperation.DESCRIBE, C, "kafka-cluster", permission=D))
+            # ElectLeaders, AlterPartitionReassignments and the ACL APIs
+            # themselves: ALTER on the cluster, which a DENY overrides; only
+            # a super user can take that DENY away again.
+            eq(elect_leaders(b, "acl-t"), NONE, "ElectLeaders with ALTER on the cluster")
+            eq(alter_reassignments(b), NONE, "AlterPartitionReassignments with ALTER")
+            deny_alter = binding(ACLOperation.ALTER, C, "kafka-cluster", permission=D)
+            grant(b, deny_alter)
+            eq(elect_leaders(b, "acl-t"), CLUSTER_AUTH, "ElectLeaders with ALTER denied")
+            eq(alter_reassignments(b), CLUSTER_AUTH, "AlterPartitionReassignments with ALTER denied")
+            a = admin(b)
+            try:
+                result = a.create_acls([binding(ACLOperation.READ, T, "any")])
+                eq([error_class(e) for _, e in result["failed"]], [kerrors.ClusterAuthorizationFailedError],
+                   "CreateAcls with a DENY ALTER over the ALLOW")
+                eq(error_class(a.delete_acls([as_filter(deny_alter)])[0][2]), kerrors.ClusterAuthorizationFailedError,
+                   "DeleteAcls with a DENY ALTER over the ALLOW")
+            finally:
+                a.close()
+            b.overrides = SUPER
+            b.restart()
+            revoke(b, deny_alter)
+            b.overrides = AUTHORIZER
+            b.restart()
 
         def produce_family():
             eq(produce(b, "acl-t"), TOPIC_AUTH, "Produce without WRITE")
