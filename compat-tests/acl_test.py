@@ -16,7 +16,8 @@ StandardAuthorizer with allow.everyone.if.no.acl.found=false (Kafka's default).
   - a deny test per API family (produce, fetch, groups and offsets, topic
     admin, configs, ACL admin, cluster APIs): without an ACL Kafka's code,
     with one success, a DENY over an ALLOW, a PREFIXED ACL covering exactly
-    its prefix; confluent-kafka consumes in a group once READ is granted.
+    its prefix; confluent-kafka consumes in a group once READ is granted;
+    kafka-topics --list and --describe show exactly the describable topics.
 
 confluent-kafka 1.7.0 (Debian's) has no ACL admin calls, so kafka-python's
 and Kafka's CLI drive the ACL APIs; the other APIs are sent hand-built
@@ -26,6 +27,7 @@ and Kafka's CLI drive the ACL APIs; the other APIs are sent hand-built
 """
 
 import contextlib
+import re
 import subprocess
 import sys
 import time
@@ -43,6 +45,7 @@ from runnel_harness import Runnel, run_tests, runnel_binary
 
 BOUND = 60.0  # seconds: CI machines are loaded
 ACL_COMMAND = "org.apache.kafka.tools.AclCommand"
+TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
 AUTHORIZER = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
               "allow.everyone.if.no.acl.found": "false"}
 SUPER = dict(AUTHORIZER, **{"super.users": "User:ANONYMOUS"})
@@ -347,13 +350,17 @@ def test_security_disabled():
         eq(produce(b, "open"), NONE, "Produce without an authorizer")
 
 
-def acls_cli(broker, *args):
-    cmd = ["java", "-Dlog4j2.level=ERROR", "-cp", kafka_classpath(JARS), ACL_COMMAND,
-           "--bootstrap-server", broker.bootstrap, *args]
+def kafka_tool(main, broker, *args):
+    cmd = ["java", "-Dlog4j2.level=ERROR", "-cp", kafka_classpath(JARS), main, "--bootstrap-server", broker.bootstrap,
+           *args]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    assert out.returncode == 0, "kafka-acls %s exited %d:\n%s%s" % (" ".join(args), out.returncode, out.stdout,
-                                                                    out.stderr)
+    assert out.returncode == 0, "%s %s exited %d:\n%s%s" % (main.rsplit(".", 1)[1], " ".join(args), out.returncode,
+                                                             out.stdout, out.stderr)
     return out.stdout
+
+
+def acls_cli(broker, *args):
+    return kafka_tool(ACL_COMMAND, broker, *args)
 
 
 def cli_listing(text):
@@ -699,6 +706,14 @@ def test_api_families():
         eq(produce(b, "pfx-a"), NONE, "Produce under pfx- after a restart")
         eq(produce(b, "pfxa"), TOPIC_AUTH, "pfxa still refused after a restart")
         eq(fetch(b, "acl-f")[0], NONE, "Fetch after a restart")
+        # kafka-topics --list (Metadata) and --describe (then
+        # DescribeTopicPartitions, and DescribeConfigs, which needs
+        # DESCRIBE_CONFIGS) show exactly the topics the principal may DESCRIBE.
+        describable = {"acl-t", "acl-f", "pfx-a", "auto-x"}
+        eq(set(kafka_tool(TOPIC_COMMAND, b, "--list").split()), describable, "kafka-topics --list")
+        grant(b, binding(ACLOperation.DESCRIBE_CONFIGS, T, "*"))
+        described = set(re.findall(r"^Topic: (\S+)\s+TopicId", kafka_tool(TOPIC_COMMAND, b, "--describe"), re.M))
+        eq(described, describable, "kafka-topics --describe")
         print("  steps: " + ", ".join("%s %.1f s" % kv for kv in step_times.items()), flush=True)
 
 
