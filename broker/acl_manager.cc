@@ -64,7 +64,12 @@ awaitable<std::error_code> AclManager::update(Change change) {
       expected = (*kv)->mod_revision;
     }
     std::vector<AclBinding> next = change(current);
-    if (next == current) co_return std::error_code{};
+    if (next == current) {
+      // Nothing to write, but this broker may not have heard of the stored
+      // set yet (another broker's write still on its way through the watch).
+      if (*kv) authorizer_.replace(current, expected);
+      co_return std::error_code{};
+    }
     auto written = co_await store_.compare_and_swap(cluster::keys::kAcls, expected, security::encode_acls(next));
     if (!written) co_return written.error();
     if (!written->succeeded) continue;
