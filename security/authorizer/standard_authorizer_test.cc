@@ -21,6 +21,21 @@ AclBinding acl(R type, std::string name, T pattern, std::string principal, O op,
   return AclBinding{type, std::move(name), pattern, std::move(principal), std::move(host), op, perm};
 }
 
+// A filter, every field a wildcard unless given.
+AclBindingFilter filter(R type, std::optional<std::string> name = {}, T pattern = T::any,
+                        std::optional<std::string> principal = {}, std::optional<std::string> host = {},
+                        O op = O::any, AclPermissionType permission = AclPermissionType::any) {
+  AclBindingFilter f;
+  f.resource_type = type;
+  f.resource_name = std::move(name);
+  f.pattern_type = pattern;
+  f.principal = std::move(principal);
+  f.host = std::move(host);
+  f.operation = op;
+  f.permission = permission;
+  return f;
+}
+
 KafkaPrincipal user(std::string name) { return KafkaPrincipal{"User", std::move(name)}; }
 
 StandardAuthorizer with(std::vector<AclBinding> acls, AuthorizerOptions o = {}) {
@@ -46,7 +61,7 @@ TEST_CASE("a resource with ACLs for others denies, even with allow.everyone", "[
   REQUIRE(a.authorize(user("alice"), kHost, O::read, R::topic, "u"));
 }
 
-TEST_CASE("LITERAL matches exactly its name; * matches every name of its type", "[authorizer]") {
+TEST_CASE("LITERAL matches exactly its name and * every name of its type", "[authorizer]") {
   auto a = with({acl(R::topic, "orders", T::literal, "User:alice", O::read, kAllow),
                  acl(R::group, "*", T::literal, "User:alice", O::read, kAllow)});
   REQUIRE(a.authorize(user("alice"), kHost, O::read, R::topic, "orders"));
@@ -70,7 +85,7 @@ TEST_CASE("PREFIXED covers exactly the names starting with its prefix", "[author
   REQUIRE(star.authorize(user("alice"), kHost, O::write, R::topic, "*t"));
 }
 
-TEST_CASE("User:* matches every principal; host * every host, else the exact host", "[authorizer]") {
+TEST_CASE("User:* matches every principal and host * every host, else the exact host", "[authorizer]") {
   auto a = with({acl(R::topic, "t", T::literal, "User:*", O::read, kAllow),
                  acl(R::topic, "h", T::literal, "User:alice", O::read, kAllow, "10.0.0.1")});
   REQUIRE(a.authorize(user("anyone"), kHost, O::read, R::topic, "t"));
@@ -144,29 +159,29 @@ TEST_CASE("authorize_by_resource_type: some ALLOW no DENY covers", "[authorizer]
   REQUIRE_FALSE(wildcard_deny.authorize_by_resource_type(principal, kHost, O::write, R::topic));
 }
 
-TEST_CASE("filters: null fields and ANY match everything; MATCH finds what applies", "[authorizer]") {
+TEST_CASE("filters: null fields and ANY match everything, MATCH finds what applies", "[authorizer]") {
   auto a = with({acl(R::topic, "orders", T::literal, "User:alice", O::read, kAllow),
                  acl(R::topic, "*", T::literal, "User:bob", O::write, kAllow),
                  acl(R::topic, "ord", T::prefixed, "User:carol", O::read, kDeny),
                  acl(R::group, "orders", T::literal, "User:alice", O::read, kAllow)});
   REQUIRE(a.acls(AclBindingFilter{}).size() == 4);
-  AclBindingFilter topics{R::topic};
+  auto topics = filter(R::topic);
   REQUIRE(a.acls(topics).size() == 3);
-  AclBindingFilter any_orders{R::any, "orders", T::any};
+  auto any_orders = filter(R::any, "orders");
   REQUIRE(a.acls(any_orders).size() == 2);  // the literal topic and group, not "*" or the prefix
-  AclBindingFilter literal_star{R::topic, "*", T::literal};
+  auto literal_star = filter(R::topic, "*", T::literal);
   REQUIRE(a.acls(literal_star).size() == 1);
-  AclBindingFilter match{R::topic, "orders", T::match};
+  auto match = filter(R::topic, "orders", T::match);
   REQUIRE(a.acls(match).size() == 3);
-  AclBindingFilter match_other{R::topic, "xyz", T::match};
+  auto match_other = filter(R::topic, "xyz", T::match);
   REQUIRE(a.acls(match_other).size() == 1);  // only "*"
-  AclBindingFilter prefixed{R::topic, std::nullopt, T::prefixed};
+  auto prefixed = filter(R::topic, {}, T::prefixed);
   REQUIRE(a.acls(prefixed).size() == 1);
-  AclBindingFilter by_entry{R::any, std::nullopt, T::any, "User:alice", "*", O::read, kAllow};
+  auto by_entry = filter(R::any, {}, T::any, "User:alice", "*", O::read, kAllow);
   REQUIRE(a.acls(by_entry).size() == 2);
-  AclBindingFilter denies{R::any, std::nullopt, T::any, std::nullopt, std::nullopt, O::any, kDeny};
+  auto denies = filter(R::any, {}, T::any, {}, {}, O::any, kDeny);
   REQUIRE(a.acls(denies).size() == 1);
-  AclBindingFilter other_host{R::any, std::nullopt, T::any, std::nullopt, "10.0.0.1"};
+  auto other_host = filter(R::any, {}, T::any, {}, "10.0.0.1");
   REQUIRE(a.acls(other_host).empty());
 }
 
@@ -188,9 +203,9 @@ TEST_CASE("validation as Kafka's CreateAcls and AclControlManager", "[authorizer
   REQUIRE(bad([](AclBinding& b) { b.principal = "alice"; }).starts_with("Could not parse principal from `alice`"));
   REQUIRE(resource_type(99) == R::unknown);
   REQUIRE(acl_operation(-1) == O::unknown);
-  REQUIRE(invalid_filter(AclBindingFilter{R::unknown}));
-  REQUIRE(invalid_filter(AclBindingFilter{R::any, std::nullopt, T::unknown}));
-  REQUIRE(invalid_filter(AclBindingFilter{R::any, std::nullopt, T::any, {}, {}, O::unknown}));
+  REQUIRE(invalid_filter(filter(R::unknown)));
+  REQUIRE(invalid_filter(filter(R::any, {}, T::unknown)));
+  REQUIRE(invalid_filter(filter(R::any, {}, T::any, {}, {}, O::unknown)));
   REQUIRE_FALSE(invalid_filter(AclBindingFilter{}));
 }
 
