@@ -141,7 +141,7 @@ TEST_CASE("local store: an existing data dir loads, and is rewritten in today's 
   REQUIRE_FALSE(*run(f.io, f.store->get("scratch")));
 }
 
-TEST_CASE("local store: a corrupt topics file fails the open; corrupt configs are skipped", "[local_metadata_store]") {
+TEST_CASE("local store: a corrupt topics file fails the open, corrupt configs are skipped", "[local_metadata_store]") {
   Fixture f;
   write(f.dir.path / "runnel-broker-configs.json", "{not json");
   LocalMetadataStore configs(f.io.get_executor(), f.pool.get_executor(), f.dir.path, NodeId(1));
