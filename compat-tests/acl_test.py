@@ -165,16 +165,23 @@ def offset_fetch(broker, group, topic):
     return top, err, offset
 
 
-def describe_group(broker, group):
-    """DescribeGroups v0: -> the group's error."""
-    r = w.Reader(call(broker, w.request(15, 0, 8, w.array([w.string(group)])), 8))
+def describe_group(broker, group, version=0):
+    """DescribeGroups v0: -> the group's error; v3 (asking for KIP-430's
+    field): -> (error, authorized operations)."""
+    body = w.array([w.string(group)]) + (w.i8(1) if version >= 3 else b"")
+    r = w.Reader(call(broker, w.request(15, version, 8, body), 8))
+    if version >= 1:
+        r.i32()  # throttle
+
     def member(r):
         fields = (r.string(), r.string(), r.string())
         r.take(r.i32())  # metadata
         r.take(r.i32())  # assignment
         return fields
 
-    return r.array(lambda r: (r.i16(), r.string(), r.string(), r.string(), r.string(), r.array(member)))[0][0]
+    (g,) = r.array(lambda r: (r.i16(), r.string(), r.string(), r.string(), r.string(), r.array(member),
+                              r.i32() if version >= 3 else None))
+    return g[0] if version < 3 else (g[0], g[6])
 
 
 def list_groups(broker):
@@ -612,6 +619,8 @@ def test_api_families():
             eq(offset_fetch(b, "g1", "acl-f"), (NONE, NONE, 1), "OffsetFetch with DESCRIBE on both")
             eq(offset_fetch(b, "g1", "pfxa")[1], TOPIC_AUTH, "OffsetFetch of a topic without DESCRIBE")
             eq(describe_group(b, "g1"), NONE, "DescribeGroups with READ (implying DESCRIBE)")
+            eq(describe_group(b, "g1", 3), (NONE, bits(ACLOperation.READ, ACLOperation.DESCRIBE)),
+               "DescribeGroups v3's authorized operations with READ")
             eq(delete_group(b, "g1"), GROUP_AUTH, "DeleteGroups without DELETE")
             eq(group_call_errors(b, "g9"), dict.fromkeys(
                 ["JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetDelete"], GROUP_AUTH),
@@ -627,6 +636,8 @@ def test_api_families():
             eq(describe_group(b, "g1"), NONE, "DescribeGroups (a DENY READ leaves the implied DESCRIBE)")
             revoke(b, binding(ACLOperation.READ, G, "g", P, permission=D))
             grant(b, binding(ACLOperation.DELETE, G, "g1"))
+            eq(describe_group(b, "g1", 3), (NONE, bits(ACLOperation.READ, ACLOperation.DELETE, ACLOperation.DESCRIBE)),
+               "DescribeGroups v3's authorized operations with READ and DELETE")
             eq(delete_group(b, "g1"), NONE, "DeleteGroups with DELETE")
             # A real consumer group, once READ is granted on group and topic.
             grant(b, binding(ACLOperation.READ, G, "readers"))
