@@ -6,6 +6,7 @@
 #include "broker/connection.h"
 #include "broker/group/group_service.h"
 #include "broker/logging.h"
+#include "broker/security_config.h"
 #include "replication/fetcher_options.h"
 #include "cluster/etcd/etcd_metadata_store.h"
 #include "cluster/etcd/key_layout.h"
@@ -72,6 +73,10 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
     };
     load_dynamic_configs(config_, value(cluster::keys::broker_config(NodeId(node_id_))),
                          value(cluster::keys::cluster_default_config()));
+  }
+  if (authorizer_configured(config_)) {
+    acls_ = std::make_unique<AclManager>(*metadata_, config_);
+    if (auto ec = wait_at_startup(acls_->load())) throw std::runtime_error("cannot load the ACLs: " + ec.message());
   }
   logs_ = open_logs(config_, cluster_id_, TopicConfig::build(config_, {}).log);
   replica_manager_ = std::make_unique<replication::ReplicaManager>(io.get_executor(), metadata_cache_, NodeId(node_id_));
@@ -189,7 +194,12 @@ void Broker::join_cluster() {
     else load_dynamic_configs(config_, value, std::nullopt);
     topics_->apply_broker_defaults();
   };
-  ClusterMemberHooks hooks{[this] { hosted_->fence(); }, [this] { hosted_->unfence(); }, config_changed};
+  ClusterMemberHooks hooks{[this] { hosted_->fence(); }, [this] { hosted_->unfence(); }, config_changed, {}};
+  // ACLs created or deleted through any broker apply on every broker.
+  if (acls_)
+    hooks.acls_changed = [this](const std::optional<std::string>& value, int64_t revision) {
+      acls_->stored_changed(value, revision);
+    };
   member_ = std::make_unique<ClusterMember>(*metadata_, metadata_cache_, cluster_id_, NodeId(node_id_), o, std::move(hooks));
   // A restarted broker waits out its previous session (at most one session
   // timeout) before it can register again.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/acl_manager.h"
 #include "broker/alter_partition_manager.h"
 #include "broker/asio.h"
 #include "broker/cluster_member.h"
@@ -78,6 +79,10 @@ class Broker {
   // made) and this broker has acted on it; false after `limit`.
   awaitable<bool> wait_for_image(int64_t revision, std::chrono::milliseconds limit);
   group::GroupService& groups() { return *groups_; }
+  // The authorizer and its ACLs; null without authorizer.class.name, when
+  // every request is allowed (Kafka without an authorizer).
+  AclManager* acls() { return acls_.get(); }
+  const security::StandardAuthorizer* authorizer() const { return acls_ ? &acls_->authorizer() : nullptr; }
   // The hosted partitions and the requests waiting on them; every waiting
   // fetch is answered when the broker begins to shut down.
   replication::ReplicaManager& replica_manager() { return *replica_manager_; }
@@ -161,6 +166,7 @@ class Broker {
   cluster::MetadataCache metadata_cache_;
   MetadataPublisher metadata_publisher_{metadata_cache_, cluster_id_, NodeId(node_id_)};
   std::unique_ptr<cluster::ProducerIdAllocator> producer_ids_;
+  std::unique_ptr<AclManager> acls_;
   // In a cluster only.
   std::unique_ptr<replication::ReplicaFetcherManager> fetchers_;
   std::unique_ptr<AlterPartitionManager> alter_partitions_;

@@ -123,6 +123,12 @@ awaitable<void> ClusterMember::leave() {
 awaitable<std::error_code> ClusterMember::load_and_watch() {
   auto everything = co_await store_.range("");
   if (!everything) co_return everything.error();
+  if (hooks_.acls_changed) {
+    auto acls = std::find_if(everything->kvs.begin(), everything->kvs.end(),
+                             [](const cluster::KeyValue& kv) { return kv.key == cluster::keys::kAcls; });
+    if (acls == everything->kvs.end()) hooks_.acls_changed(std::nullopt, everything->revision);
+    else hooks_.acls_changed(acls->value, acls->mod_revision);
+  }
   cache_.publish(loader_.load(*everything));
   watch_ = store_.watch("", everything->revision + 1,
                         [this, alive = alive_](std::error_code ec, const std::vector<cluster::WatchEvent>& events) {
@@ -142,6 +148,11 @@ void ClusterMember::on_watch(std::error_code ec, const std::vector<cluster::Watc
       if (e.kv.key.rfind(cluster::keys::kBrokerConfigsPrefix, 0) == 0)
         hooks_.config_changed(e.kv.key, e.kind == cluster::WatchEvent::Kind::put ? std::optional(e.kv.value)
                                                                                  : std::nullopt);
+  if (hooks_.acls_changed)
+    for (const auto& e : events)
+      if (e.kv.key == cluster::keys::kAcls)
+        hooks_.acls_changed(e.kind == cluster::WatchEvent::Kind::put ? std::optional(e.kv.value) : std::nullopt,
+                            e.kv.mod_revision);
   cache_.publish(loader_.apply(events));
 }
 

@@ -46,6 +46,9 @@ struct ClusterMemberHooks {
   // A dynamic broker-config key (configs/broker/...) changed, by this
   // broker or another: its new value, nullopt when deleted.
   std::function<void(const std::string& key, const std::optional<std::string>& value)> config_changed;
+  // The ACLs key changed (or was read again after the watch ended): its
+  // value at `revision`, nullopt when absent or deleted.
+  std::function<void(const std::optional<std::string>& value, int64_t revision)> acls_changed;
 };
 
 class ClusterMember {

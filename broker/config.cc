@@ -58,6 +58,7 @@ BrokerConfig BrokerConfig::from(std::map<std::string, std::string> props) {
   }
   // Cross-key checks Kafka makes at startup.
   refuse_unimplemented_security(c, props);
+  authorizer_configured(c);  // throws for a class Runnel does not implement
   c.rebuild_typed();
   if (c.node_id() < 0)
     throw ConfigError("Missing required configuration node.id (or broker.id): a non-negative integer");

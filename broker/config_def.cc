@@ -56,6 +56,11 @@ const std::vector<ConfigKey> kBrokerKeys = {
     {"security.inter.broker.protocol", T::string, "PLAINTEXT", one_of({"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}),
      I::medium},
     {"broker.rack", T::string, nullptr, {}, I::medium},
+    // Authorization (security/authorizer/): empty authorizer.class.name is
+    // Kafka's default, no authorizer (security_config.h names the accepted classes).
+    {"authorizer.class.name", T::string, "", {}, I::low},
+    {"super.users", T::string, nullptr, {}, I::low},
+    {"allow.everyone.if.no.acl.found", T::boolean, "false", {}, I::low},
     // Log directories.
     {"log.dirs", T::list, nullptr, {}, I::high},
     {"log.dir", T::string, "/tmp/kafka-logs", {}, I::high},

@@ -115,8 +115,7 @@ TEST_CASE("a listener or key asking for security Runnel lacks stops startup", "[
            {"sasl.enabled.mechanisms", "PLAIN"},
            {"listener.name.plaintext.ssl.client.auth", "required"},
            {"listener.name.client.plain.sasl.jaas.config", "x"},
-           {"authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"},
-           {"super.users", "User:admin"},
+           {"authorizer.class.name", "com.example.MyAuthorizer"},
            {"security.inter.broker.protocol", "SSL"}}) {
     auto e = startup_error({{k, v}});
     INFO(k << " -> " << e);
@@ -124,6 +123,11 @@ TEST_CASE("a listener or key asking for security Runnel lacks stops startup", "[
   }
   // What Kafka's defaults and PLAINTEXT ask for still starts.
   REQUIRE(startup_error({{"authorizer.class.name", ""}}) == "");
+  // Kafka's own authorizers are Runnel's (security/authorizer/).
+  REQUIRE(startup_error({{"authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"},
+                         {"super.users", "User:admin"},
+                         {"allow.everyone.if.no.acl.found", "true"}}) == "");
+  REQUIRE(startup_error({{"authorizer.class.name", "kafka.security.authorizer.AclAuthorizer"}}) == "");
   REQUIRE(startup_error({{"security.inter.broker.protocol", "PLAINTEXT"}}) == "");
   REQUIRE(startup_error({{"listeners", "PLAINTEXT://:9092,CONTROLLER://:9093"}}) == "");
   REQUIRE(startup_error({{"listeners", "CLIENT://:9092"}, {"listener.security.protocol.map", "CLIENT:PLAINTEXT"}}) == "");

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "broker/api_registry.h"
-#include "broker/authorized_operations.h"
+#include "broker/authorization.h"
 #include "broker/testing/broker_fixture.h"
 #include "broker/testing/kafka_client.h"
 #include "protocol/error_codes.h"

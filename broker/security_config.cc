@@ -10,23 +10,27 @@ namespace {
 
 constexpr std::array<std::string_view, 4> kSecurityProtocols = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"};
 
-// Keys of Kafka's authentication and authorization that are not ssl.* or
-// sasl.*: each changes who may do what, so none can be ignored.
-constexpr std::array<std::string_view, 8> kSecurityKeys = {
-    "authorizer.class.name",  "super.users",           "allow.everyone.if.no.acl.found",
-    "principal.builder.class", "security.providers",    "connections.max.reauth.ms",
+// Keys of Kafka's authentication that are not ssl.* or sasl.*: each
+// changes who may do what, so none can be ignored.
+constexpr std::array<std::string_view, 5> kSecurityKeys = {
+    "principal.builder.class", "security.providers", "connections.max.reauth.ms",
     "delegation.token.secret.key", "delegation.token.master.key",
 };
 
-bool is_security_key(const std::string& key, const std::string& value) {
+// The authorizers whose behaviour security/authorizer/ implements: KRaft's
+// and ZooKeeper-era Kafka's, which decide alike.
+constexpr std::array<std::string_view, 2> kAuthorizerClasses = {
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "kafka.security.authorizer.AclAuthorizer",
+};
+
+bool is_security_key(const std::string& key) {
   if (key.starts_with("ssl.") || key.starts_with("sasl.")) return true;
   // listener.name.<listener>.ssl.keystore.location,
   // listener.name.<listener>.<mechanism>.sasl.jaas.config, ...
   if (key.starts_with("listener.name.") &&
       (key.find(".ssl.") != std::string::npos || key.find(".sasl.") != std::string::npos))
     return true;
-  // Kafka's default is an empty authorizer.class.name: no authorizer.
-  if (key == "authorizer.class.name") return !value.empty();
   return std::find(kSecurityKeys.begin(), kSecurityKeys.end(), key) != kSecurityKeys.end();
 }
 
@@ -69,11 +73,21 @@ void refuse_unimplemented_security(const BrokerConfig& config, const std::map<st
   if (auto p = config.get_string("security.inter.broker.protocol"); p != "PLAINTEXT")
     throw ConfigError("Invalid configuration security.inter.broker.protocol=" + p +
                       ": Runnel does not implement security protocol " + p + " yet (only PLAINTEXT)");
-  for (const auto& [k, v] : props)
-    if (is_security_key(k, v))
-      throw ConfigError("Unsupported configuration " + k +
-                        ": Runnel does not implement TLS, SASL or authorization yet; refusing to start rather " +
+  for (const auto& entry : props)
+    if (is_security_key(entry.first))
+      throw ConfigError("Unsupported configuration " + entry.first +
+                        ": Runnel does not implement TLS or SASL yet; refusing to start rather " +
                         "than ignore a security setting");
+}
+
+bool authorizer_configured(const BrokerConfig& config) {
+  const std::string name = config.get_string("authorizer.class.name");
+  if (name.empty()) return false;
+  if (std::find(kAuthorizerClasses.begin(), kAuthorizerClasses.end(), name) == kAuthorizerClasses.end())
+    throw ConfigError("Invalid value " + name + " for configuration authorizer.class.name: Runnel implements " +
+                      std::string(kAuthorizerClasses[0]) + " (and " + std::string(kAuthorizerClasses[1]) +
+                      ", which authorizes alike), not this class");
+  return true;
 }
 
 std::string listener_security_protocol(const BrokerConfig& config, const std::string& listener) {

@@ -1,4 +1,4 @@
-// Security Runnel does not implement yet (TLS, SASL, ACLs): a configuration
+// Security Runnel does not implement yet (TLS, SASL): a configuration
 // that asks for it stops startup. Serving such a listener as plaintext with
 // no authentication would let in everyone the configuration meant to keep
 // out, which is worse than not starting.
@@ -15,9 +15,13 @@ namespace runnel::broker {
 // listener.security.protocol.map (Kafka's default map maps SSL, SASL_PLAINTEXT
 // and SASL_SSL to themselves). Throws ConfigError naming the first listener
 // whose protocol is not PLAINTEXT and the first security key that is set
-// (ssl.*, sasl.*, listener.name.<name>.ssl|sasl.*, authorizer.class.name,
-// super.users, a security.inter.broker.protocol other than PLAINTEXT, ...).
+// (ssl.*, sasl.*, listener.name.<name>.ssl|sasl.*, a security.inter.broker.protocol other than PLAINTEXT, ...).
 void refuse_unimplemented_security(const BrokerConfig& config, const std::map<std::string, std::string>& props);
+
+// Whether authorizer.class.name turns the authorizer on: empty (Kafka's
+// default) is no authorizer; Kafka's StandardAuthorizer or AclAuthorizer
+// is Runnel's (security/authorizer/); any other class throws ConfigError.
+bool authorizer_configured(const BrokerConfig& config);
 
 // The security protocol a listener speaks, through
 // listener.security.protocol.map (which startup checked names every

@@ -30,7 +30,7 @@ struct Fixture : runnel::cluster::testing::LocalStore {
 
 }  // namespace
 
-TEST_CASE("a broker registers under a lease; a second registration of its id waits for the first to end") {
+TEST_CASE("a broker registers under a lease, a second registration of its id waits for the first to end") {
   Fixture f;
   BrokerRegistry first(*f.store, f.broker(1), f.options);
   REQUIRE_FALSE(run(f.io, first.start(1s, {}, {})));
@@ -72,7 +72,7 @@ TEST_CASE("a lost session calls on_lost, then registers anew with a new epoch") 
   CHECK(f.registered(3));
 }
 
-TEST_CASE("one controller at a time; when its session ends another broker takes over, and the old fence fails") {
+TEST_CASE("one controller at a time, when its session ends another broker takes over, and the old fence fails") {
   Fixture f;
   BrokerRegistry r1(*f.store, f.broker(1), f.options), r2(*f.store, f.broker(2), f.options);
   REQUIRE_FALSE(run(f.io, r1.start(1s, {}, {})));

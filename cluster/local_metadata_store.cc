@@ -20,6 +20,7 @@ namespace {
 constexpr const char* kTopicsFile = "runnel-topics.json";
 constexpr const char* kConfigsFile = "runnel-broker-configs.json";
 constexpr const char* kProducerIdsFile = "runnel-producer-ids";
+constexpr const char* kAclsFile = "runnel-acls.json";
 // runnel-broker-configs.json's members.
 constexpr const char* kBrokerLayer = "broker";
 constexpr const char* kDefaultLayer = "cluster_default";
@@ -118,6 +119,16 @@ LocalMetadataStore::LocalMetadataStore(asio::any_io_executor loop, asio::any_io_
     return it == kvs.end() || it->second.lease != kNoLease ? std::string() : it->second.value + "\n";
   };
   files_.push_back(std::move(ids));
+
+  auto acls = std::make_unique<File>();
+  acls->name = kAclsFile;
+  acls->holds = [](const std::string& k) { return k == keys::kAcls; };
+  acls->valid = is_json_object;
+  acls->encode = [](const std::map<std::string, KeyValue>& kvs) {
+    auto it = kvs.find(keys::kAcls);
+    return it == kvs.end() || it->second.lease != kNoLease ? std::string("{}\n") : it->second.value + "\n";
+  };
+  files_.push_back(std::move(acls));
 }
 
 LocalMetadataStore::~LocalMetadataStore() {
@@ -166,6 +177,18 @@ std::error_code LocalMetadataStore::open() {
     std::string value = **text;
     while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.pop_back();
     load(keys::kProducerIds, std::move(value));
+  }
+  if (auto text = read(kAclsFile)) {
+    if (!*text) return text->error();
+    // The ACLs decide who may do what: a damaged file stops startup rather
+    // than open the broker with none.
+    if (!is_json_object(**text)) {
+      warnings_.push_back(std::string(kAclsFile) + " is not valid JSON");
+      return make_error_code(ClusterErrc::corrupt_file);
+    }
+    std::string value = **text;
+    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.pop_back();
+    if (value != "{}") load(keys::kAcls, std::move(value));
   }
   compacted_ = revision_;  // what was loaded has no history to watch
   return {};

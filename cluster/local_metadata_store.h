@@ -1,11 +1,12 @@
 // The metadata store of a single node: the cluster's keys in memory, the
-// durable ones in today's three files in the first log dir, in today's
+// durable ones in four files in the first log dir, in today's
 // formats, so a data dir from before the store loads unchanged:
 //
 //   runnel-topics.json          {"version":1,"topics":[<topics/<name> values, by name>]}
 //   runnel-broker-configs.json  {"broker":<configs/broker/<this node>>,
 //                                "cluster_default":<configs/broker/<default>>}
 //   runnel-producer-ids         <producer_ids>"\n"
+//   runnel-acls.json            <acls>"\n" ("{}" once erased)
 //
 // A commit applies on the event loop (so compare-and-swap is atomic), then
 // rewrites each file it touched on the blocking pool (write, fsync, rename,

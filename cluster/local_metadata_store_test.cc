@@ -1,5 +1,5 @@
 // The single-node store: compare-and-swap, watches and leases, and today's
-// three files read and written byte for byte as before the store.
+// three files read and written byte for byte as before the store, and the ACLs file.
 #include "cluster/local_metadata_store.h"
 
 #include <boost/asio/thread_pool.hpp>
@@ -141,7 +141,7 @@ TEST_CASE("local store: an existing data dir loads, and is rewritten in today's 
   REQUIRE_FALSE(*run(f.io, f.store->get("scratch")));
 }
 
-TEST_CASE("local store: a corrupt topics file fails the open; corrupt configs are skipped", "[local_metadata_store]") {
+TEST_CASE("local store: a corrupt topics file fails the open, corrupt configs are skipped", "[local_metadata_store]") {
   Fixture f;
   write(f.dir.path / "runnel-broker-configs.json", "{not json");
   LocalMetadataStore configs(f.io.get_executor(), f.pool.get_executor(), f.dir.path, NodeId(1));
@@ -252,4 +252,23 @@ TEST_CASE("local store: racing writes of one file leave the newest contents on d
           R"({"version":1,"topics":[{"name":"a"},{"name":"b"},{"name":"c"}]})"
           "\n");
   REQUIRE(s.put_now("topics/d", "not json").error() == std::make_error_code(std::errc::invalid_argument));
+}
+
+TEST_CASE("local store: the ACLs key lives in runnel-acls.json and loads again", "[local_metadata_store]") {
+  Fixture f;
+  f.open();
+  const std::string acls = R"({"version":1,"acls":[]})";
+  auto put = run(f.io, f.store->compare_and_swap(keys::kAcls, kAbsent, acls));
+  REQUIRE(put);
+  REQUIRE(put->succeeded);
+  REQUIRE(read(f.dir.path / "runnel-acls.json") == acls + "\n");
+  f.open();
+  auto kv = run(f.io, f.store->get(keys::kAcls));
+  REQUIRE(kv);
+  REQUIRE(*kv);
+  REQUIRE((*kv)->value == acls);
+  // A damaged file stops the open: the ACLs decide who may do what.
+  write(f.dir.path / "runnel-acls.json", "{not json");
+  f.store = std::make_unique<LocalMetadataStore>(f.io.get_executor(), f.pool.get_executor(), f.dir.path, NodeId(1));
+  REQUIRE(f.store->open() == make_error_code(ClusterErrc::corrupt_file));
 }

@@ -32,7 +32,7 @@ TEST_CASE("nothing changes while every replica is live") {
   CHECK_FALSE(reelect(reg({1, 2, 3}, {1, 2, 3}, 1), live_set({1, 2, 3}), false));
 }
 
-TEST_CASE("a dead follower leaves the ISR; the leader stays and its epoch with it") {
+TEST_CASE("a dead follower leaves the ISR, the leader stays and its epoch with it") {
   auto next = reelect(reg({1, 2, 3}, {1, 2, 3}, 1), live_set({1, 2}), false);
   REQUIRE(next);
   CHECK(next->isr == ids({1, 2}));

@@ -42,7 +42,7 @@ ReassignmentError refused(const Reassigned& r) {
 
 }  // namespace
 
-TEST_CASE("a move lists the target, then the replicas being removed; the leader and ISR stay") {
+TEST_CASE("a move lists the target, then the replicas being removed, the leader and ISR stay") {
   auto next = moved(reg({1, 2}, {1, 2}, 1), {2, 3});
   CHECK(next.replicas == ids({2, 3, 1}));
   CHECK(next.adding_replicas == ids({3}));
@@ -110,7 +110,7 @@ TEST_CASE("a target already in sync completes at once: shrinking the replication
   CHECK(next.partition_epoch == 11);
 }
 
-TEST_CASE("the current replicas as target change nothing; a new order is written at once") {
+TEST_CASE("the current replicas as target change nothing, a new order is written at once") {
   const auto current = reg({1, 2}, {1, 2}, 1);
   CHECK(moved(current, {1, 2}) == current);
   auto reordered = moved(current, {2, 1});

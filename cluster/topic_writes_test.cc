@@ -50,7 +50,7 @@ TEST_CASE("a topic is created with its partitions at once, and only once") {
   CHECK(run(f.io, f.store->range("partitions/"))->kvs.empty());
 }
 
-TEST_CASE("a partition's change is its own key; a stale writer loses to it, and to a topic created again") {
+TEST_CASE("a partition's change is its own key, a stale writer loses to it, and to a topic created again") {
   Fixture f;
   REQUIRE(run(f.io, f.store->commit(create_topic_txn(placed("t", 1, 2, 3))))->succeeded);
   TopicImage first = *f.image()->topic("t");

@@ -2,9 +2,9 @@
 
 A listener whose security protocol is SSL, SASL_PLAINTEXT or SASL_SSL
 (directly, through Kafka's default listener.security.protocol.map or a
-mapped name) and any ssl.* / sasl.* / authorizer key must make `runnel
-serve` exit non-zero with a message naming it, never serve plaintext
-without authentication. PLAINTEXT still starts (the harness's own start).
+mapped name), any ssl.* / sasl.* key and an authorizer class other than
+Kafka's own must make `runnel serve` exit non-zero with a message naming
+it, never serve plaintext without authentication. PLAINTEXT still starts (the harness's own start).
 
 usage: /usr/bin/python3 security_refusal_test.py <runnel binary>
 """
@@ -59,9 +59,8 @@ def test_listeners():
 def test_keys():
     refused({"ssl.keystore.location": "/nonexistent.jks"}, "ssl.keystore.location")
     refused({"sasl.enabled.mechanisms": "PLAIN"}, "sasl.enabled.mechanisms")
-    refused({"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"},
-            "authorizer.class.name")
-    refused({"super.users": "User:admin"}, "super.users")
+    # Kafka's StandardAuthorizer is implemented; another class is refused.
+    refused({"authorizer.class.name": "com.example.MyAuthorizer"}, "authorizer.class.name")
     refused({"listener.name.plaintext.plain.sasl.jaas.config": "x"}, "listener.name.plaintext.plain.sasl.jaas.config")
     refused({"security.inter.broker.protocol": "SASL_SSL"}, "security.inter.broker.protocol")
 

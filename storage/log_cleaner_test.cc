@@ -341,7 +341,7 @@ TEST_CASE("tombstones get a delete horizon and go once delete.retention.ms has p
   REQUIRE(f.log->log_end_offset() == 5);
 }
 
-TEST_CASE("a rewritten batch keeps its codec and producer fields; keyless records go, control batches stay",
+TEST_CASE("a rewritten batch keeps its codec and producer fields, keyless records go, control batches stay",
           "[storage][cleaner]") {
   Fixture f;
   REQUIRE(append(*f.log, kv_batch({{"k1", "a"}, {"k2", "b"}, {"k1", "c"}, {std::nullopt, "nokey"}}, T0,

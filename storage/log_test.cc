@@ -29,7 +29,7 @@ std::unique_ptr<Log> open_log(const fs::path& dir, const LogConfig& c, const Fak
 
 }  // namespace
 
-TEST_CASE("append assigns offsets; reads return whole batches across several segments", "[storage]") {
+TEST_CASE("append assigns offsets, reads return whole batches across several segments", "[storage]") {
   TempDir tmp;
   FakeClock clock;
   auto log = open_log(tmp.path / "t-0", small_segments(), clock);

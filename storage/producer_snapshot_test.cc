@@ -163,7 +163,7 @@ TEST_CASE("stray snapshots go at load but the newest one past every segment stay
   REQUIRE(list_producer_snapshots(d.path) == std::vector<int64_t>{0, 10, 20});
 }
 
-TEST_CASE("an append that rolls reports the new segment's base; the log writes no producer snapshot itself", "[snapshot][log]") {
+TEST_CASE("an append that rolls reports the new segment's base, the log writes no producer snapshot itself", "[snapshot][log]") {
   TempDir d;
   FakeClock clock;
   auto log = Log::open(d.path, small_segments(), options_with(clock));
@@ -185,7 +185,7 @@ TEST_CASE("an append that rolls reports the new segment's base; the log writes n
   REQUIRE(list_producer_snapshots(d.path).empty());
 }
 
-TEST_CASE("deleted segments take their snapshots; truncation drops the ones above the end", "[snapshot][log]") {
+TEST_CASE("deleted segments take their snapshots, truncation drops the ones above the end", "[snapshot][log]") {
   TempDir d;
   FakeClock clock;
   auto log = Log::open(d.path, small_segments(), options_with(clock));

@@ -333,7 +333,7 @@ TEST_CASE("a member whose session expires is removed and the group rebalances") 
   CHECK(f.gc->heartbeat("g", a, std::nullopt, 1) == ErrorCode::unknown_member_id);
 }
 
-TEST_CASE("LeaveGroup empties the group; simple consumers commit with generation -1") {
+TEST_CASE("LeaveGroup empties the group, simple consumers commit with generation -1") {
   Fixture f;
   std::string a = f.stable_single_member();
   auto r = f.gc->leave("g", {{a, std::nullopt}});
@@ -511,7 +511,7 @@ TEST_CASE("a member that joined but never sends SyncGroup is removed after the r
   CHECK((*j)->members.size() == 1);
 }
 
-TEST_CASE("a leader that never syncs is removed; the waiting follower is told to rejoin") {
+TEST_CASE("a leader that never syncs is removed, the waiting follower is told to rejoin") {
   Fixture f;
   auto [leader, follower] = two_members_joined(f);
   auto sf = f.sync(follower, 1);
@@ -682,7 +682,7 @@ TEST_CASE("the join completes when the last member rejoins, and its timer and th
   CHECK(f.timer.has("sync-g"));
 }
 
-TEST_CASE("a pending member that never comes back expires with its session; a deleted group leaves no timer") {
+TEST_CASE("a pending member that never comes back expires with its session, a deleted group leaves no timer") {
   Fixture f;
   std::string pending = f.join_member();
   REQUIRE(f.timer.has("heartbeat-g-" + pending));
@@ -775,7 +775,7 @@ TEST_CASE("an assignment stored after the group moved on to another rebalance is
   CHECK(f.gc->find("g")->state == GroupState::preparing_rebalance);
 }
 
-TEST_CASE("DeleteGroups answers once the tombstones are stored; the group is gone from then on") {
+TEST_CASE("DeleteGroups answers once the tombstones are stored, the group is gone from then on") {
   Fixture f;
   CHECK(f.commit("", -1) == ErrorCode::none);
   f.store.defer = true;

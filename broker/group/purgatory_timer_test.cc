@@ -48,7 +48,7 @@ TEST_CASE("a scheduled key runs once at its deadline and is then free", "[purgat
   CHECK(f.timer.pending() == 0);
 }
 
-TEST_CASE("scheduling a key again replaces it; a cancelled key never runs", "[purgatory_timer]") {
+TEST_CASE("scheduling a key again replaces it, a cancelled key never runs", "[purgatory_timer]") {
   Fixture f;
   f.timer.schedule("heartbeat-g-a", now_ms() + 10, [&f] { f.ran.push_back("first"); });
   f.timer.schedule("heartbeat-g-a", now_ms() + 20, [&f] { f.ran.push_back("second"); });
@@ -72,7 +72,7 @@ TEST_CASE("an operation may schedule its own key again", "[purgatory_timer]") {
   CHECK(runs == 3);
 }
 
-TEST_CASE("while paused, due operations are dropped; destruction runs nothing", "[purgatory_timer]") {
+TEST_CASE("while paused, due operations are dropped, destruction runs nothing", "[purgatory_timer]") {
   int runs = 0;
   {
     Fixture f;

@@ -9,8 +9,10 @@
 // transactional batch, or naming a transactional id, is answered
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition, as Kafka answers
 // it when the id is missing or not authorized: Runnel has no transactions
-// yet, so no producer can hold an authorized transactional id.
+// yet, so no producer can hold an authorized transactional id. Each topic
+// needs WRITE (TOPIC_AUTHORIZATION_FAILED on its partitions).
 #include "base/clock.h"
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/leader_hint.h"
 #include "broker/handlers/handlers.h"
@@ -114,11 +116,14 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
   auto next_header = headers.begin();
   for (auto& topic : req.topic_data) {
     auto t = b.topics().find(topic.name);
+    // Kafka checks WRITE before existence: an unauthorized client learns
+    // nothing of which topics exist.
+    const bool may_write = authorized(ctx, AclOperation::write, ResourceType::topic, topic.name);
     for (auto& pd : topic.partition_data) {
       const auto& received = *next_header++;
       auto& e = entries.emplace_back();
-      if (request_error != ErrorCode::none) {
-        e.result.status = {request_error, {}, {}};
+      if (request_error != ErrorCode::none || !may_write) {
+        e.result.status = {may_write ? request_error : ErrorCode::topic_authorization_failed, {}, {}};
         continue;
       }
       e.partition = t ? b.replica_manager().get_partition(topic.name, PartitionId(pd.index)) : nullptr;

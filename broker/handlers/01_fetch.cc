@@ -20,6 +20,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "broker/leader_hint.h"
@@ -106,7 +107,12 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
   std::vector<Wanted> wanted = distinct_partitions(req);
   std::vector<replication::FetchPartition> partitions;
   partitions.reserve(wanted.size());
+  const auto replica = replication::replica_fetch_of(req, v, *b.metadata_cache());
+  // Kafka's handleFetch: a follower needs CLUSTER_ACTION on the cluster, a
+  // consumer READ on each topic; either refusal is TOPIC_AUTHORIZATION_FAILED.
+  const bool follower_allowed = !replica || authorized_on_cluster(ctx, AclOperation::cluster_action);
   std::shared_ptr<Topic> topic;
+  bool may_read = false;
   for (size_t i = 0; i < wanted.size(); ++i) {
     const FetchTopic& ft = *wanted[i].topic;
     const RequestPartition& fp = *wanted[i].partition;
@@ -115,15 +121,22 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
       tr.topic = ft.topic;
       tr.topic_id = ft.topic_id;
       topic = v >= 13 ? b.topics().find(ft.topic_id) : b.topics().find(ft.topic);
+      const std::string& name = topic ? topic->name : ft.topic;
+      may_read = replica ? follower_allowed : authorized(ctx, AclOperation::read, ResourceType::topic, name);
     }
     auto& pd = resp.responses.back().partitions.emplace_back();
     pd.partition_index = fp.partition;
     pd.high_watermark = -1;
     pd.records = p::Records::view({});
     if (req.isolation_level == 0) pd.aborted_transactions = std::nullopt;
+    // A v13+ topic id no topic has cannot be authorized by name: Kafka
+    // answers it UNKNOWN_TOPIC_ID first.
+    const bool refused = !may_read && (topic || v < 13);
     std::shared_ptr<Partition> part =
-        topic ? b.replica_manager().get_partition(topic->name, PartitionId(fp.partition)) : nullptr;
-    if (!part)
+        topic && !refused ? b.replica_manager().get_partition(topic->name, PartitionId(fp.partition)) : nullptr;
+    if (refused)
+      pd.error_code = p::code(ErrorCode::topic_authorization_failed);
+    else if (!part)
       pd.error_code = p::code(v >= 13 && !topic ? ErrorCode::unknown_topic_id
                               : topic ? b.replica_manager().missing_partition_error(topic->name, PartitionId(fp.partition))
                                       : ErrorCode::unknown_topic_or_partition);
@@ -145,7 +158,7 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
   params.max_wait = std::chrono::milliseconds(b.stopping() ? 0 : req.max_wait_ms);
   params.isolation = req.isolation_level == 1 ? replication::FetchIsolation::txn_committed
                                               : replication::FetchIsolation::high_watermark;
-  params.replica = replication::replica_fetch_of(req, v, *b.metadata_cache());
+  params.replica = replica;
   if (params.replica) params.isolation = replication::FetchIsolation::log_end;
   std::function<void()> expand_isr;
   if (params.replica && b.alter_partitions()) expand_isr = isr_expansion(b, partitions, params.replica->replica);

@@ -6,6 +6,7 @@
 // upload (v9+, none: -1).
 #include <set>
 
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_codes.h"
@@ -36,9 +37,15 @@ awaitable<p::ListOffsetsResponse> handle<p::ListOffsetsApi>(RequestContext& ctx,
     auto& tr = resp.topics.emplace_back();
     tr.name = rt.name;
     std::set<int32_t> seen;
+    // Kafka: DESCRIBE on the topic, checked before anything else.
+    const bool may_describe = authorized(ctx, AclOperation::describe, ResourceType::topic, rt.name);
     for (auto& rp : rt.partitions) {
       auto& pr = tr.partitions.emplace_back();
       pr.partition_index = rp.partition_index;
+      if (!may_describe) {
+        pr.error_code = p::code(ErrorCode::topic_authorization_failed);
+        continue;
+      }
       if (!seen.insert(rp.partition_index).second) {
         pr.error_code = p::code(ErrorCode::invalid_request);  // Kafka refuses duplicate partitions
         continue;

@@ -8,16 +8,20 @@
 // CreateTopics, so they share its bound (RequestBound): over it nothing is
 // created and they are answered LEADER_NOT_AVAILABLE, Kafka's answer while
 // (and after failing) creating. So is a topic whose creation is in flight.
-// Authorized operations (v8+) are reported when asked, as Kafka without an
-// authorizer does: kafka-python always asks, and reads INT32_MIN's bit 31
-// as an operation it does not know.
+// Authorized operations (v8+) are reported when asked, as Kafka does (every
+// operation without an authorizer): kafka-python always asks, and reads
+// INT32_MIN's bit 31 as an operation it does not know.
+// With an authorizer, as Kafka's handleTopicMetadataRequest: listing all
+// topics leaves out those without DESCRIBE; a topic named without DESCRIBE
+// is TOPIC_AUTHORIZATION_FAILED; auto-creating one needs CREATE on the
+// cluster or on the topic, else it is TOPIC_AUTHORIZATION_FAILED too.
 //
 // Brokers, topics, leaders, epochs, replicas and ISR come from the metadata
 // cache's image; whether a replica's log dir is offline is this broker's own
 // state, from the replica manager. The controller id is a live broker, not
 // etcd's elected controller (advertised_controller.h says why).
 #include "broker/advertised_controller.h"
-#include "broker/authorized_operations.h"
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/described_partition.h"
 #include "broker/handlers/handlers.h"
@@ -72,12 +76,20 @@ bool led_elsewhere(const cluster::TopicImage& t, NodeId self) {
 
 // Kafka fills in the topic operations for every topic it answers by name
 // (found, created or not), not for unknown topic ids.
-void report_authorized_operations(p::MetadataResponse& resp, const p::MetadataRequest& req) {
-  if (req.include_cluster_authorized_operations) resp.cluster_authorized_operations = kAllClusterOperations;
+void report_authorized_operations(const RequestContext& ctx, p::MetadataResponse& resp, const p::MetadataRequest& req) {
+  // Reported only to a principal that may DESCRIBE the cluster, as Kafka's.
+  if (req.include_cluster_authorized_operations)
+    resp.cluster_authorized_operations = authorized_on_cluster(ctx, AclOperation::describe)
+                                             ? authorized_operations(ctx, ResourceType::cluster, security::kClusterName)
+                                             : 0;
   if (!req.include_topic_authorized_operations) return;
   for (auto& t : resp.topics) {
-    if (t.name) t.topic_authorized_operations = kAllTopicOperations;
+    if (t.name) t.topic_authorized_operations = authorized_operations(ctx, ResourceType::topic, *t.name);
   }
+}
+
+bool may_describe(const RequestContext& ctx, const std::string& topic) {
+  return authorized(ctx, AclOperation::describe, ResourceType::topic, topic);
 }
 
 awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataRequest& req) {
@@ -99,7 +111,8 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
 
   const bool all_topics = !req.topics || (v == 0 && req.topics->empty());
   if (all_topics) {
-    for (const auto& [name, t] : image->topics()) resp.topics.push_back(describe(*t, *image, rm));
+    for (const auto& [name, t] : image->topics())
+      if (may_describe(ctx, name)) resp.topics.push_back(describe(*t, *image, rm));
     co_return resp;
   }
 
@@ -109,16 +122,29 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
     if (!rt.name) {
       // Named by id (v10+).
       auto t = image->topic(rt.topic_id);
-      resp.topics.push_back(t ? describe(*t, *image, rm) : error_topic(std::nullopt, rt.topic_id, ErrorCode::unknown_topic_id));
+      if (t && !may_describe(ctx, t->name))
+        resp.topics.push_back(error_topic(std::nullopt, rt.topic_id, ErrorCode::topic_authorization_failed));
+      else
+        resp.topics.push_back(t ? describe(*t, *image, rm)
+                                : error_topic(std::nullopt, rt.topic_id, ErrorCode::unknown_topic_id));
       continue;
     }
     const std::string& name = *rt.name;
+    if (!may_describe(ctx, name)) {
+      resp.topics.push_back(error_topic(name, {}, ErrorCode::topic_authorization_failed));
+      continue;
+    }
     if (auto t = image->topic(name)) {
       resp.topics.push_back(describe(*t, *image, rm));
       continue;
     }
     if (!may_create || TopicTable::is_internal(name)) {
       resp.topics.push_back(error_topic(name, {}, ErrorCode::unknown_topic_or_partition));
+      continue;
+    }
+    if (!authorized_on_cluster(ctx, AclOperation::create) &&
+        !authorized(ctx, AclOperation::create, ResourceType::topic, name)) {
+      resp.topics.push_back(error_topic(name, {}, ErrorCode::topic_authorization_failed));
       continue;
     }
     if (b.topic_frontend().in_flight(name)) {
@@ -170,7 +196,7 @@ awaitable<p::MetadataResponse> answer_metadata(RequestContext& ctx, p::MetadataR
 template <>
 awaitable<p::MetadataResponse> handle<p::MetadataApi>(RequestContext& ctx, p::MetadataRequest& req) {
   p::MetadataResponse resp = co_await answer_metadata(ctx, req);
-  report_authorized_operations(resp, req);
+  report_authorized_operations(ctx, resp, req);
   co_return resp;
 }
 

@@ -4,6 +4,10 @@
 // generation must be current (group/offset_metadata_manager.cc has the rules).
 // v2-4 carry RetentionTimeMs (an explicit expiry), v6+ the leader epoch,
 // v7+ group.instance.id, v8+ flexible, v10 topics by id.
+// As Kafka's handleOffsetCommitRequest: READ on the group (else every
+// partition is GROUP_AUTHORIZATION_FAILED), then READ on each topic
+// (TOPIC_AUTHORIZATION_FAILED, nothing stored for it).
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/group/completion.h"
 #include "broker/group/group_service.h"
@@ -16,6 +20,7 @@ template <>
 awaitable<p::OffsetCommitResponse> handle<p::OffsetCommitApi>(RequestContext& ctx, p::OffsetCommitRequest& req) {
   Broker& b = ctx.broker;
   const int16_t v = ctx.api_version();
+  const bool group_allowed = authorized(ctx, AclOperation::read, ResourceType::group, req.group_id);
   group::OffsetCommitRequest cr;
   cr.group_id = req.group_id;
   cr.generation = req.generation_id_or_member_epoch;
@@ -35,16 +40,21 @@ awaitable<p::OffsetCommitResponse> handle<p::OffsetCommitApi>(RequestContext& ct
       e.offset = part.committed_offset;
       e.leader_epoch = part.committed_leader_epoch;
       e.metadata = part.committed_metadata;
-      if (!topic) e.error = v >= 10 ? p::ErrorCode::unknown_topic_id : p::ErrorCode::unknown_topic_or_partition;
+      if (!group_allowed) e.error = p::ErrorCode::group_authorization_failed;
+      else if ((topic || v < 10) && !authorized(ctx, AclOperation::read, ResourceType::topic, e.topic))
+        e.error = p::ErrorCode::topic_authorization_failed;
+      else if (!topic) e.error = v >= 10 ? p::ErrorCode::unknown_topic_id : p::ErrorCode::unknown_topic_or_partition;
       else if (!b.topics().has_partition(topic->name, part.partition_index)) e.error = p::ErrorCode::unknown_topic_or_partition;
       cr.entries.push_back(std::move(e));
     }
   }
   // Answered once the offsets are stored (and, with
   // runnel.acks.all.fsync, fsynced), as an acks=all produce is.
-  auto c = std::make_shared<group::Completion<group::OffsetCommitRequest>>(b.io().get_executor());
-  b.groups().coordinator().commit_offsets(std::move(cr), group::completer(c));
-  cr = co_await group::wait_for(c);
+  if (group_allowed) {
+    auto c = std::make_shared<group::Completion<group::OffsetCommitRequest>>(b.io().get_executor());
+    b.groups().coordinator().commit_offsets(std::move(cr), group::completer(c));
+    cr = co_await group::wait_for(c);
+  }
 
   p::OffsetCommitResponse resp;
   size_t i = 0;

@@ -3,6 +3,11 @@
 // v8+ batch several groups; v7+ RequireStable (nothing is ever unstable
 // here until transactional offset commits exist); v10 names topics by id.
 // Partitions without a committed offset answer offset -1.
+// As Kafka's handleOffsetFetchRequest: DESCRIBE on the group (else
+// GROUP_AUTHORIZATION_FAILED), and on each topic: a topic asked for without
+// it answers TOPIC_AUTHORIZATION_FAILED, and "every committed partition"
+// leaves such topics out.
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/group/group_service.h"
 #include "broker/handlers/handlers.h"
@@ -18,12 +23,40 @@ using group::TopicPartition;
 struct GroupOffsets {
   p::ErrorCode error = p::ErrorCode::none;
   std::vector<FetchedOffset> offsets;
+  std::vector<TopicPartition> refused;  // asked for without DESCRIBE on the topic
 };
 
-GroupOffsets fetch(Broker& b, const std::string& group_id, const std::optional<std::vector<TopicPartition>>& wanted) {
+bool may_describe_topic(const RequestContext& ctx, const std::string& topic) {
+  return authorized(ctx, AclOperation::describe, ResourceType::topic, topic);
+}
+
+GroupOffsets fetch(const RequestContext& ctx, const std::string& group_id,
+                   const std::optional<std::vector<TopicPartition>>& wanted) {
   GroupOffsets g;
-  g.error = b.groups().coordinator().fetch_offsets(group_id, wanted, g.offsets);
+  if (!authorized(ctx, AclOperation::describe, ResourceType::group, group_id)) {
+    g.error = p::ErrorCode::group_authorization_failed;
+    return g;
+  }
+  std::optional<std::vector<TopicPartition>> allowed;
+  if (wanted) {
+    allowed.emplace();
+    for (const auto& tp : *wanted) (may_describe_topic(ctx, tp.first) ? *allowed : g.refused).push_back(tp);
+  }
+  g.error = ctx.broker.groups().coordinator().fetch_offsets(group_id, allowed, g.offsets);
+  if (!wanted) std::erase_if(g.offsets, [&](const FetchedOffset& o) { return !may_describe_topic(ctx, o.topic); });
   return g;
+}
+
+// The refused partitions, one topic entry each time the topic changes.
+template <typename Topics>
+void add_refused(const std::vector<TopicPartition>& refused, Topics& topics) {
+  for (size_t i = 0; i < refused.size(); ++i) {
+    if (i == 0 || refused[i].first != refused[i - 1].first) topics.emplace_back().name = refused[i].first;
+    auto& op = topics.back().partitions.emplace_back();
+    op.partition_index = refused[i].second;
+    op.committed_offset = -1;
+    op.error_code = p::code(p::ErrorCode::topic_authorization_failed);
+  }
 }
 
 // Offsets grouped by topic, in the order they came.
@@ -52,7 +85,7 @@ awaitable<p::OffsetFetchResponse> handle<p::OffsetFetchApi>(RequestContext& ctx,
       for (auto& t : *req.topics)
         for (int32_t i : t.partition_indexes) wanted->push_back({t.name, i});
     }
-    GroupOffsets g = fetch(b, req.group_id, wanted);
+    GroupOffsets g = fetch(ctx, req.group_id, wanted);
     if (g.error != p::ErrorCode::none && v >= 2) {
       resp.error_code = p::code(g.error);
       co_return resp;
@@ -71,6 +104,7 @@ awaitable<p::OffsetFetchResponse> handle<p::OffsetFetchApi>(RequestContext& ctx,
         op.error_code = p::code(g.error);
       }
     });
+    add_refused(g.refused, resp.topics);
     co_return resp;
   }
   for (auto& rg : req.groups) {
@@ -95,7 +129,7 @@ awaitable<p::OffsetFetchResponse> handle<p::OffsetFetchApi>(RequestContext& ctx,
         for (int32_t i : t.partition_indexes) wanted->push_back({name, i});
       }
     }
-    GroupOffsets g = fetch(b, rg.group_id, wanted);
+    GroupOffsets g = fetch(ctx, rg.group_id, wanted);
     out.error_code = p::code(g.error);
     if (g.error != p::ErrorCode::none) continue;
     by_topic(g.offsets, [&](const std::string& name, const std::vector<const FetchedOffset*>& parts) {
@@ -116,6 +150,10 @@ awaitable<p::OffsetFetchResponse> handle<p::OffsetFetchApi>(RequestContext& ctx,
         op.metadata = o->metadata;
       }
     });
+    add_refused(g.refused, out.topics);
+    if (v >= 10)
+      for (auto& t : out.topics)
+        if (auto topic = b.topics().find(t.name); topic && t.topic_id == p::Uuid{}) t.topic_id = topic->id;
     for (auto& [id, parts] : unknown_ids) {
       auto& ot = out.topics.emplace_back();
       ot.topic_id = id;

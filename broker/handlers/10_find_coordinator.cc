@@ -11,7 +11,8 @@
 // answer for an id the client may not use: clients fail at once, where
 // COORDINATOR_NOT_AVAILABLE is retried for ever (franz-go). InitProducerId
 // and Produce answer transactional ids the same way. Share groups (2) are
-// refused.
+// refused. A group needs DESCRIBE (GROUP_AUTHORIZATION_FAILED), as Kafka.
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/group/group_service.h"
 #include "broker/handlers/handlers.h"
@@ -54,7 +55,11 @@ Answer find_in_cluster(Broker& b, const std::string& group_id, const std::string
   return {};
 }
 
-Answer find(Broker& b, int8_t key_type, const std::string& key, const std::string& listener, Node& node) {
+Answer find(const RequestContext& ctx, int8_t key_type, const std::string& key, Node& node) {
+  Broker& b = ctx.broker;
+  const std::string& listener = ctx.listener_name;
+  if (key_type == 0 && !authorized(ctx, AclOperation::describe, ResourceType::group, key))
+    return {ErrorCode::group_authorization_failed, "Group authorization failed."};
   if (key_type == 0 && b.in_cluster()) return find_in_cluster(b, key, listener, node);
   if (key_type == 0) {
     // Created when a group first needs it (handle<> waited for that).
@@ -81,7 +86,7 @@ awaitable<p::FindCoordinatorResponse> handle<p::FindCoordinatorApi>(RequestConte
     (void)co_await b.groups().offsets_topic_ready();
   if (ctx.api_version() < 4) {
     Node node;
-    Answer a = find(b, req.key_type, req.key, ctx.listener_name, node);
+    Answer a = find(ctx, req.key_type, req.key, node);
     resp.error_code = p::code(a.error);
     resp.error_message = a.message;
     resp.node_id = node.id;
@@ -91,7 +96,7 @@ awaitable<p::FindCoordinatorResponse> handle<p::FindCoordinatorApi>(RequestConte
   }
   for (const auto& key : req.coordinator_keys) {
     Node node;
-    Answer a = find(b, req.key_type, key, ctx.listener_name, node);
+    Answer a = find(ctx, req.key_type, key, node);
     auto& c = resp.coordinators.emplace_back();
     c.key = key;
     c.node_id = node.id;

@@ -4,6 +4,7 @@
 // MEMBER_ID_REQUIRED with a fresh member id on its first join (KIP-394),
 // v5+ carries group.instance.id (static membership, KIP-345), v7+ returns
 // the protocol type, v9+ may tell a static leader to skip the assignment.
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/group/completion.h"
 #include "broker/group/group_service.h"
@@ -15,6 +16,15 @@ namespace runnel::broker {
 template <>
 awaitable<p::JoinGroupResponse> handle<p::JoinGroupApi>(RequestContext& ctx, p::JoinGroupRequest& req) {
   const int16_t v = ctx.api_version();
+  if (!authorized(ctx, AclOperation::read, ResourceType::group, req.group_id)) {
+    // Kafka's JoinGroupResult(memberId, GROUP_AUTHORIZATION_FAILED).
+    p::JoinGroupResponse refused;
+    refused.error_code = p::code(p::ErrorCode::group_authorization_failed);
+    refused.generation_id = -1;
+    refused.protocol_name = v >= 7 ? std::nullopt : std::optional<std::string>("");
+    refused.member_id = req.member_id;
+    co_return refused;
+  }
   group::JoinRequest jr;
   jr.group_id = req.group_id;
   jr.member_id = req.member_id;

@@ -2,6 +2,7 @@
 // waiting for their sessions to expire. v0-2 name one member and answer
 // with one error; v3+ name a batch of members (by member id, or by
 // group.instance.id alone for an administrative removal) and answer per member.
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/group/group_service.h"
 #include "broker/handlers/handlers.h"
@@ -12,6 +13,11 @@ namespace runnel::broker {
 template <>
 awaitable<p::LeaveGroupResponse> handle<p::LeaveGroupApi>(RequestContext& ctx, p::LeaveGroupRequest& req) {
   const int16_t v = ctx.api_version();
+  if (!authorized(ctx, AclOperation::read, ResourceType::group, req.group_id)) {
+    p::LeaveGroupResponse refused;
+    refused.error_code = p::code(p::ErrorCode::group_authorization_failed);
+    co_return refused;
+  }
   std::vector<group::LeaveMember> members;
   if (v < 3) members.push_back({req.member_id, std::nullopt});
   else

@@ -2,6 +2,7 @@
 // member's SyncGroup answers with its own part once the leader's arrives.
 // v3+ carries group.instance.id, v5+ the protocol type and name, which the
 // broker checks against the group's (INCONSISTENT_GROUP_PROTOCOL).
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/group/completion.h"
 #include "broker/group/group_service.h"
@@ -12,6 +13,11 @@ namespace runnel::broker {
 
 template <>
 awaitable<p::SyncGroupResponse> handle<p::SyncGroupApi>(RequestContext& ctx, p::SyncGroupRequest& req) {
+  if (!authorized(ctx, AclOperation::read, ResourceType::group, req.group_id)) {
+    p::SyncGroupResponse refused;
+    refused.error_code = p::code(p::ErrorCode::group_authorization_failed);
+    co_return refused;
+  }
   group::SyncRequest sr;
   sr.group_id = req.group_id;
   sr.generation = req.generation_id;

@@ -1,8 +1,10 @@
 // ListGroups (key 16): every group this coordinator knows. v4+ filters by
 // state and v5+ by type (both case-insensitive; every group here is
-// "classic").
+// "classic"). As Kafka: DESCRIBE on the cluster lists every group, else
+// only the groups the principal may DESCRIBE.
 #include <algorithm>
 
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/group/group_service.h"
 #include "broker/handlers/handlers.h"
@@ -28,7 +30,9 @@ awaitable<p::ListGroupsResponse> handle<p::ListGroupsApi>(RequestContext& ctx, p
   p::ListGroupsResponse resp;
   std::vector<group::GroupListing> groups;
   resp.error_code = p::code(ctx.broker.groups().coordinator().list_groups(groups));
+  const bool all = authorized_on_cluster(ctx, AclOperation::describe);
   for (const auto& g : groups) {
+    if (!all && !authorized(ctx, AclOperation::describe, ResourceType::group, g.group_id)) continue;
     std::string state = group::state_name(g.state);
     if (!matches(req.states_filter, state) || !matches(req.types_filter, "classic")) continue;
     auto& out = resp.groups.emplace_back();

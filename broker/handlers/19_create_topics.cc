@@ -6,8 +6,13 @@
 // One request is bounded as Kafka's controller bounds it (RequestBound in
 // topic_frontend.h): over it, every topic is answered POLICY_VIOLATION and
 // nothing is created. The creation itself runs off the event loop.
+// Each topic needs CREATE on the cluster or on the topic, as Kafka's
+// handleCreateTopicsRequest (TOPIC_AUTHORIZATION_FAILED); v5+ describe the
+// new topic only with DESCRIBE_CONFIGS on it (else TopicConfigErrorCode
+// TOPIC_AUTHORIZATION_FAILED and no configs).
 #include <map>
 
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "broker/logging.h"
@@ -77,6 +82,8 @@ struct Valid {
   TopicOverrides overrides;
   ReplicaAssignment assignment;
   size_t result;  // its index in the response
+  int32_t partitions;
+  int16_t replication_factor;
 };
 
 }  // namespace
@@ -94,9 +101,14 @@ awaitable<p::CreateTopicsResponse> handle<p::CreateTopicsApi>(RequestContext& ct
 
   std::vector<Valid> valid;
   int64_t records = 0;
+  const bool cluster_create = authorized_on_cluster(ctx, AclOperation::create);
   for (const auto& t : req.topics) {
     if (counts[t.name] > 1) {
       resp.topics.push_back(failed(t.name, ErrorCode::invalid_request, "Duplicate topic name."));
+      continue;
+    }
+    if (!cluster_create && !authorized(ctx, AclOperation::create, ResourceType::topic, t.name)) {
+      resp.topics.push_back(failed(t.name, ErrorCode::topic_authorization_failed, "Authorization failed."));
       continue;
     }
     TopicOverrides overrides;
@@ -124,12 +136,18 @@ awaitable<p::CreateTopicsResponse> handle<p::CreateTopicsApi>(RequestContext& ct
     r.error_message = std::nullopt;  // Kafka answers null, not "", when there is no error
     r.num_partitions = partitions;
     r.replication_factor = rf;
-    if (v >= 5) {
+    if (v >= 5 && !authorized(ctx, AclOperation::describe_configs, ResourceType::topic, t.name)) {
+      // Kafka describes the new topic only to whom may DESCRIBE_CONFIGS it.
+      r.num_partitions = -1;
+      r.replication_factor = -1;
+      r.configs = std::nullopt;
+      r.topic_config_error_code = p::code(ErrorCode::topic_authorization_failed);
+    } else if (v >= 5) {
       r.configs.emplace();
       for (const auto& e : describe_topic_configs(b.config(), overrides))
         r.configs->push_back({e.name, e.value, e.read_only, static_cast<int8_t>(e.source), e.sensitive, {}});
     }
-    valid.push_back({&t, std::move(overrides), std::move(assignment), resp.topics.size()});
+    valid.push_back({&t, std::move(overrides), std::move(assignment), resp.topics.size(), partitions, rf});
     resp.topics.push_back(std::move(r));
   }
   // Kafka counts the records of the topics that passed, ValidateOnly too.
@@ -138,8 +156,8 @@ awaitable<p::CreateTopicsResponse> handle<p::CreateTopicsApi>(RequestContext& ct
 
   for (auto& t : valid) {
     Result_& r = resp.topics[t.result];
-    CreatedTopic created = co_await topics.create(t.request->name, r.num_partitions, std::move(t.overrides),
-                                                  r.replication_factor, std::move(t.assignment));
+    CreatedTopic created = co_await topics.create(t.request->name, t.partitions, std::move(t.overrides),
+                                                  t.replication_factor, std::move(t.assignment));
     if (!created.error.ok()) {
       RLOG_ERROR("creating topic %s: %s", r.name.c_str(), created.error.message.c_str());
       r = failed(r.name, created.error.code, created.error.message);

@@ -14,6 +14,7 @@
 // start offset at once, so the request never waits.
 #include <algorithm>
 
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/config_admin.h"
 #include "broker/handlers/handlers.h"
@@ -81,10 +82,16 @@ awaitable<p::DeleteRecordsResponse> handle<p::DeleteRecordsApi>(RequestContext& 
     tr.name = rt.name;
     tr.partitions.reserve(rt.partitions.size());
     auto topic = b.topics().find(rt.name);
+    // Kafka: DELETE on the topic, before its existence.
+    const bool may_delete = authorized(ctx, AclOperation::delete_, ResourceType::topic, rt.name);
     for (const auto& rp : rt.partitions) {
       auto& pr = tr.partitions.emplace_back();
       pr.partition_index = rp.partition_index;
       pr.low_watermark = kInvalidLowWatermark;
+      if (!may_delete) {
+        pr.error_code = p::code(ErrorCode::topic_authorization_failed);
+        continue;
+      }
       auto part = topic ? b.replica_manager().get_partition(rt.name, PartitionId(rp.partition_index)) : nullptr;
       ErrorCode local = part ? part->check_local_log(std::nullopt, /*require_leader=*/true) : ErrorCode::none;
       if (!topic || !part) {

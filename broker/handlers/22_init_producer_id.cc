@@ -5,7 +5,9 @@
 // accepts the new epoch starting at sequence 0. Naming only one of id and
 // epoch is INVALID_REQUEST, as KafkaApis answers before the coordinator sees
 // the request. Transactions are not implemented yet, so a transactional id
-// is refused.
+// is refused. Without one, as Kafka: IDEMPOTENT_WRITE on the cluster or
+// WRITE on some topic, else CLUSTER_AUTHORIZATION_FAILED.
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "broker/logging.h"
@@ -19,6 +21,11 @@ awaitable<p::InitProducerIdResponse> handle<p::InitProducerIdApi>(RequestContext
   resp.producer_epoch = -1;
   if (req.transactional_id) {
     resp.error_code = p::code(p::ErrorCode::transactional_id_authorization_failed);
+    co_return resp;
+  }
+  if (!authorized_on_cluster(ctx, AclOperation::idempotent_write) &&
+      !authorized_by_resource_type(ctx, AclOperation::write, ResourceType::topic)) {
+    resp.error_code = p::code(p::ErrorCode::cluster_authorization_failed);
     co_return resp;
   }
   if ((req.producer_id == -1) != (req.producer_epoch == -1)) {

@@ -10,6 +10,7 @@
 // UNKNOWN_LEADER_EPOCH. An epoch the cache cannot place gives epoch -1 and
 // end offset -1 without an error, as Kafka answers. Every replica id is
 // served alike: this node leads every partition.
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_codes.h"
@@ -53,11 +54,24 @@ template <>
 awaitable<p::OffsetForLeaderEpochResponse> handle<p::OffsetForLeaderEpochApi>(RequestContext& ctx, p::OffsetForLeaderEpochRequest& req) {
   p::OffsetForLeaderEpochResponse resp;
   resp.topics.reserve(req.topics.size());
+  // Kafka: CLUSTER_ACTION on the cluster (a follower) covers every topic,
+  // else each needs DESCRIBE (TOPIC_AUTHORIZATION_FAILED).
+  const bool cluster_action = authorized_on_cluster(ctx, AclOperation::cluster_action);
   for (const auto& t : req.topics) {
     auto& tr = resp.topics.emplace_back();
     tr.topic = t.topic;
-    for (const auto& rp : t.partitions)
-      tr.partitions.push_back(end_offset(ctx.broker.replica_manager(), t.topic, rp, req.replica_id));
+    const bool allowed = cluster_action || authorized(ctx, AclOperation::describe, ResourceType::topic, t.topic);
+    for (const auto& rp : t.partitions) {
+      if (allowed) {
+        tr.partitions.push_back(end_offset(ctx.broker.replica_manager(), t.topic, rp, req.replica_id));
+        continue;
+      }
+      auto& r = tr.partitions.emplace_back();
+      r.partition = rp.partition;
+      r.leader_epoch = -1;
+      r.end_offset = -1;
+      r.error_code = p::code(ErrorCode::topic_authorization_failed);
+    }
   }
   co_return resp;
 }

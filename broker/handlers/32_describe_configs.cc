@@ -12,10 +12,12 @@
 // unknown requested keys are left out. Types, documentation, read-only
 // flags and synonym families come from the config table (config_def.h);
 // no key declares documentation yet, so it is null, which Kafka's clients
-// accept.
+// accept. DESCRIBE_CONFIGS is required on the topic, or on the cluster for
+// BROKER and BROKER_LOGGER (Kafka's codes, no message).
 #include <algorithm>
 #include <set>
 
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/config_admin.h"
 #include "broker/handlers/handlers.h"
@@ -160,6 +162,11 @@ awaitable<p::DescribeConfigsResponse> handle<p::DescribeConfigsApi>(RequestConte
     co_return resp;
   }
   for (const auto& r : req.resources) {
+    if (auto refused = config_refusal(ctx, r.resource_type, r.resource_name, AclOperation::describe_configs);
+        refused != ErrorCode::none) {
+      resp.results.push_back(failed(r, refused, std::nullopt));
+      continue;
+    }
     switch (static_cast<ConfigResourceType>(r.resource_type)) {
       case ConfigResourceType::topic: resp.results.push_back(describe_topic(b, r, o)); break;
       case ConfigResourceType::broker: resp.results.push_back(describe_broker(b, r, o)); break;

@@ -8,8 +8,10 @@
 // BROKER "": the named configs become this broker's / the cluster-wide
 // dynamic configs (dynamic_broker_config.h), replacing the previous set.
 // BROKER_LOGGER is not alterable through this API, as in Kafka.
+// ALTER_CONFIGS is required on the topic, or on the cluster for BROKER.
 #include <map>
 
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/config_admin.h"
 #include "broker/handlers/handlers.h"
@@ -22,7 +24,11 @@ namespace {
 using p::ErrorCode;
 using Resource_ = p::AlterConfigsRequest::AlterConfigsResource;
 
-awaitable<TopicError> alter_one(Broker& b, const Resource_& r, bool validate_only) {
+awaitable<TopicError> alter_one(const RequestContext& ctx, const Resource_& r, bool validate_only) {
+  Broker& b = ctx.broker;
+  if (auto refused = config_refusal(ctx, r.resource_type, r.resource_name, AclOperation::alter_configs);
+      refused != ErrorCode::none)
+    co_return TopicError{refused, {}};
   std::vector<ConfigChange> changes;
   for (const auto& c : r.configs)
     changes.push_back({c.name, static_cast<int8_t>(AlterConfigOp::set), c.value});
@@ -53,7 +59,7 @@ awaitable<TopicError> alter_one(Broker& b, const Resource_& r, bool validate_onl
 template <>
 awaitable<p::AlterConfigsResponse> handle<p::AlterConfigsApi>(RequestContext& ctx, p::AlterConfigsRequest& req) {
   // Built before the co_await: GCC 12 miscompiles a capturing lambda inside one.
-  auto one = [&](const auto& r) { return alter_one(ctx.broker, r, req.validate_only); };
+  auto one = [&](const auto& r) { return alter_one(ctx, r, req.validate_only); };
   co_return co_await answer_each_resource<p::AlterConfigsResponse>(req.resources, one);
 }
 

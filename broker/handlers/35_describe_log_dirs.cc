@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_codes.h"
@@ -43,6 +44,11 @@ awaitable<p::DescribeLogDirsResponse> handle<p::DescribeLogDirsApi>(RequestConte
   Broker& b = ctx.broker;
   const int16_t v = ctx.api_version();
   p::DescribeLogDirsResponse resp;
+  // Kafka: DESCRIBE on the cluster, else no results (and the error, v3+).
+  if (!authorized_on_cluster(ctx, AclOperation::describe)) {
+    resp.error_code = p::code(p::ErrorCode::cluster_authorization_failed);
+    co_return resp;
+  }
 
   std::set<std::pair<std::string, int32_t>> wanted;
   if (req.topics)

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_codes.h"
@@ -78,6 +79,11 @@ awaitable<p::CreatePartitionsResponse> handle<p::CreatePartitionsApi>(RequestCon
   int64_t new_partitions = 0;
   for (const auto& t : req.topics) {
     if (counts[t.name] > 1) continue;
+    // Kafka: ALTER on the topic, before anything about it is checked.
+    if (!authorized(ctx, AclOperation::alter, ResourceType::topic, t.name)) {
+      results.push_back(result(t.name, {ErrorCode::topic_authorization_failed, "Authorization failed."}));
+      continue;
+    }
     ReplicaAssignment assignment;
     TopicError e = check_topic(b.topics(), t, *b.metadata_cache(), assignment);
     if (e.ok()) {

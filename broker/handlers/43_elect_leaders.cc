@@ -13,6 +13,7 @@
 // partition is led by its only replica: nothing is ever needed.
 #include <map>
 
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "broker/partition_change_writer.h"
@@ -71,6 +72,20 @@ awaitable<p::ElectLeadersResponse> handle<p::ElectLeadersApi>(RequestContext& ct
   const int8_t type = ctx.api_version() >= 1 ? req.election_type : kPreferred;
   if (type != kPreferred && type != kUnclean) {
     resp.error_code = p::code(ErrorCode::invalid_request);
+    co_return resp;
+  }
+  if (!authorized_on_cluster(ctx, AclOperation::alter)) {
+    // Kafka: ALTER on the cluster, else the request's error and every
+    // partition it names carry CLUSTER_AUTHORIZATION_FAILED.
+    resp.error_code = p::code(ErrorCode::cluster_authorization_failed);
+    if (req.topic_partitions)
+      for (const auto& t : *req.topic_partitions) {
+        Result_ tr;
+        tr.topic = t.topic;
+        for (int32_t partition : t.partition_id)
+          tr.partition_result.push_back({partition, p::code(ErrorCode::cluster_authorization_failed), std::nullopt, {}});
+        resp.replica_election_results.push_back(std::move(tr));
+      }
     co_return resp;
   }
   const bool all = !req.topic_partitions;

@@ -15,6 +15,7 @@
 // Kafka. Results come back in request order.
 #include <map>
 
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/config_admin.h"
 #include "broker/handlers/handlers.h"
@@ -79,7 +80,12 @@ TopicError alter_loggers(const Resource_& r, int32_t node_id, bool validate_only
   return {};
 }
 
-awaitable<TopicError> alter_one(Broker& b, const Resource_& r, bool validate_only) {
+awaitable<TopicError> alter_one(const RequestContext& ctx, const Resource_& r, bool validate_only) {
+  Broker& b = ctx.broker;
+  // Kafka: ALTER_CONFIGS on the topic, or on the cluster for BROKER and BROKER_LOGGER.
+  if (auto refused = config_refusal(ctx, r.resource_type, r.resource_name, AclOperation::alter_configs);
+      refused != ErrorCode::none)
+    co_return TopicError{refused, {}};
   auto changes = changes_of(r);
   if (auto e = check_changes(changes, /*incremental=*/true); !e.ok()) co_return e;
   switch (static_cast<ConfigResourceType>(r.resource_type)) {
@@ -111,7 +117,7 @@ awaitable<TopicError> alter_one(Broker& b, const Resource_& r, bool validate_onl
 template <>
 awaitable<p::IncrementalAlterConfigsResponse> handle<p::IncrementalAlterConfigsApi>(RequestContext& ctx, p::IncrementalAlterConfigsRequest& req) {
   // Built before the co_await: GCC 12 miscompiles a capturing lambda inside one.
-  auto one = [&](const auto& r) { return alter_one(ctx.broker, r, req.validate_only); };
+  auto one = [&](const auto& r) { return alter_one(ctx, r, req.validate_only); };
   co_return co_await answer_each_resource<p::IncrementalAlterConfigsResponse>(req.resources, one);
 }
 

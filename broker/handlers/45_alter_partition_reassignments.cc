@@ -13,6 +13,7 @@
 // the write. A single node's partitions live on it alone: moving them to
 // it is no change, and any other broker id is not registered
 // (INVALID_REPLICA_ASSIGNMENT), as on a one-broker Kafka.
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "broker/partition_change_writer.h"
@@ -63,6 +64,11 @@ awaitable<Response_> handle<p::AlterPartitionReassignmentsApi>(RequestContext& c
   // v0 has no such field: Kafka reads it as true there.
   const bool allow_rf_change = ctx.api_version() < 1 || req.allow_replication_factor_change;
   resp.allow_replication_factor_change = allow_rf_change;
+  if (!authorized_on_cluster(ctx, AclOperation::alter)) {
+    resp.error_code = p::code(p::ErrorCode::cluster_authorization_failed);
+    resp.error_message = "Cluster authorization failed.";
+    co_return resp;
+  }
   const auto limit = std::chrono::milliseconds(std::max(0, req.timeout_ms));
   for (const auto& t : req.topics) {
     TopicResult_ tr;

@@ -5,6 +5,7 @@
 // or partition that does not exist is left out, as Kafka's controller
 // leaves it. Any broker answers from its image (Kafka's brokers forward
 // to the controller, so none answers NOT_CONTROLLER).
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 
@@ -40,6 +41,11 @@ awaitable<Response_> handle<p::ListPartitionReassignmentsApi>(RequestContext& ct
                                                              p::ListPartitionReassignmentsRequest& req) {
   const cluster::ImagePtr image = ctx.broker.metadata_cache().image();
   Response_ resp;
+  if (!authorized_on_cluster(ctx, AclOperation::describe)) {
+    resp.error_code = p::code(p::ErrorCode::cluster_authorization_failed);
+    resp.error_message = "Cluster authorization failed.";
+    co_return resp;
+  }
   auto answer = [&resp](Topic_ t) {
     if (!t.partitions.empty()) resp.topics.push_back(std::move(t));
   };

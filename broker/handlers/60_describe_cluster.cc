@@ -10,7 +10,7 @@
 // filled in only when asked for: Runnel has no authorizer, so every
 // cluster operation is allowed.
 #include "broker/advertised_controller.h"
-#include "broker/authorized_operations.h"
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_codes.h"
@@ -61,7 +61,12 @@ awaitable<p::DescribeClusterResponse> handle<p::DescribeClusterApi>(RequestConte
     out.is_fenced = broker.fenced;
     resp.brokers.push_back(std::move(out));
   }
-  if (req.include_cluster_authorized_operations) resp.cluster_authorized_operations = kAllClusterOperations;
+  // Kafka refuses no one DescribeCluster; the operations are reported only
+  // to a principal that may DESCRIBE the cluster (0 otherwise).
+  if (req.include_cluster_authorized_operations)
+    resp.cluster_authorized_operations = authorized_on_cluster(ctx, AclOperation::describe)
+                                             ? authorized_operations(ctx, ResourceType::cluster, security::kClusterName)
+                                             : 0;
   co_return resp;
 }
 

@@ -23,12 +23,14 @@
 //   in OfflineReplicas); the eligible leader replicas and the last known
 //   ELR are empty lists, what Kafka sends without ELR (never null: Kafka's
 //   admin client reads them unchecked);
-// - every topic answered carries the operations a topic supports (no
-//   authorizer), Metadata's kAllTopicOperations.
+// - every topic answered carries the operations the principal may perform
+//   on it (every one a topic supports without an authorizer);
+// - as Kafka: listing all topics leaves out those without DESCRIBE, a topic
+//   named without it is TOPIC_AUTHORIZATION_FAILED.
 #include <algorithm>
 #include <set>
 
-#include "broker/authorized_operations.h"
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/described_partition.h"
 #include "broker/handlers/handlers.h"
@@ -109,6 +111,15 @@ awaitable<Response> handle<p::DescribeTopicPartitionsApi>(RequestContext& ctx, p
       break;
     }
     if (remaining < 0) continue;  // a negative limit: Kafka answers nothing
+    if (!authorized(ctx, AclOperation::describe, ResourceType::topic, name)) {
+      if (!all_topics) {
+        Topic_ refused;
+        refused.name = name;
+        refused.error_code = p::code(ErrorCode::topic_authorization_failed);
+        resp.topics.push_back(std::move(refused));
+      }
+      continue;
+    }
     const cluster::TopicPtr t = image->topic(name);
     if (!t) {
       if (!all_topics) resp.topics.push_back(unknown_topic(name));
@@ -129,7 +140,9 @@ awaitable<Response> handle<p::DescribeTopicPartitionsApi>(RequestContext& ctx, p
       break;
     }
   }
-  for (auto& topic : resp.topics) topic.topic_authorized_operations = kAllTopicOperations;
+  for (auto& topic : resp.topics)
+    if (topic.error_code != p::code(ErrorCode::topic_authorization_failed))
+      topic.topic_authorized_operations = authorized_operations(ctx, ResourceType::topic, *topic.name);
   co_return resp;
 }
 

@@ -58,6 +58,13 @@ inline std::string cluster_default_config() { return std::string(kBrokerConfigsP
 // Local: runnel-producer-ids.
 inline constexpr const char* kProducerIds = "producer_ids";
 
+// Every ACL binding of the cluster's authorizer (CreateAcls, DeleteAcls),
+// as one value: {"version":1,"acls":[...]} (security/authorizer/acl_codec.h).
+// Changed by compare-and-swap from any broker; every broker watches it and
+// applies each new value, so an ACL is effective cluster-wide.
+// Local: runnel-acls.json.
+inline constexpr const char* kAcls = "acls";
+
 // A live broker's registration (metadata_codec.h: endpoints, rack), bound to
 // its session lease (broker_registry.h); the key's create revision is its broker epoch.
 inline constexpr const char* kBrokersPrefix = "brokers/";

@@ -159,7 +159,7 @@ TEST_CASE("recordsCount must match the records actually present", "[records]") {
   REQUIRE(validate_batch(more, {.from_client = false}).ok());
 }
 
-TEST_CASE("client offset deltas must run 0..n-1; log batches may have gaps", "[records]") {
+TEST_CASE("client offset deltas must run 0..n-1, log batches may have gaps", "[records]") {
   auto s = sample_records(4);
   s.records[2].offset_delta = 3;
   s.records[3].offset_delta = 4;
