@@ -4,27 +4,34 @@
 #include <array>
 #include <string_view>
 
+#include "security/channel_builder.h"
+
 namespace runnel::broker {
 
 namespace {
 
 constexpr std::array<std::string_view, 4> kSecurityProtocols = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"};
 
-// Keys of Kafka's authentication and authorization that are not ssl.* or
-// sasl.*: each changes who may do what, so none can be ignored.
-constexpr std::array<std::string_view, 8> kSecurityKeys = {
+// Keys of Kafka's authentication and authorization that are not sasl.*:
+// each changes who may do what, so none can be ignored. ssl.engine.factory.class
+// would replace the TLS engine (OpenSSL here) with a Java class.
+constexpr std::array<std::string_view, 9> kSecurityKeys = {
     "authorizer.class.name",  "super.users",           "allow.everyone.if.no.acl.found",
     "principal.builder.class", "security.providers",    "connections.max.reauth.ms",
-    "delegation.token.secret.key", "delegation.token.master.key",
+    "delegation.token.secret.key", "delegation.token.master.key", "ssl.engine.factory.class",
 };
 
+// The security protocols a listener may use today.
+bool is_implemented(const std::string& protocol) { return protocol == "PLAINTEXT" || protocol == "SSL"; }
+
 bool is_security_key(const std::string& key, const std::string& value) {
-  if (key.starts_with("ssl.") || key.starts_with("sasl.")) return true;
-  // listener.name.<listener>.ssl.keystore.location,
-  // listener.name.<listener>.<mechanism>.sasl.jaas.config, ...
-  if (key.starts_with("listener.name.") &&
-      (key.find(".ssl.") != std::string::npos || key.find(".sasl.") != std::string::npos))
-    return true;
+  if (key.starts_with("sasl.")) return true;
+  // listener.name.<listener>.<mechanism>.sasl.jaas.config,
+  // listener.name.<listener>.ssl.engine.factory.class, ...
+  if (key.starts_with("listener.name.")) {
+    if (key.find(".sasl.") != std::string::npos) return true;
+    if (key.ends_with(".ssl.engine.factory.class")) return true;
+  }
   // Kafka's default is an empty authorizer.class.name: no authorizer.
   if (key == "authorizer.class.name") return !value.empty();
   return std::find(kSecurityKeys.begin(), kSecurityKeys.end(), key) != kSecurityKeys.end();
@@ -53,10 +60,10 @@ void refuse_listeners(const std::map<std::string, std::string>& protocols, const
     if (it == protocols.end())
       throw ConfigError(std::string("Invalid configuration ") + key + ": no security protocol defined for listener " +
                         l.name + " in listener.security.protocol.map");
-    if (it->second != "PLAINTEXT")
+    if (!is_implemented(it->second))
       throw ConfigError(std::string("Invalid configuration ") + key + ": listener " + l.name + " uses security protocol " +
-                        it->second + ", which Runnel does not implement yet (only PLAINTEXT); refusing to start " +
-                        "rather than serve it without encryption or authentication");
+                        it->second + ": SASL is not yet implemented in Runnel (only PLAINTEXT and SSL); refusing " +
+                        "to start rather than serve it without authentication");
   }
 }
 
@@ -68,18 +75,59 @@ void refuse_unimplemented_security(const BrokerConfig& config, const std::map<st
   refuse_listeners(protocols, config.advertised_listeners(), "advertised.listeners");
   if (auto p = config.get_string("security.inter.broker.protocol"); p != "PLAINTEXT")
     throw ConfigError("Invalid configuration security.inter.broker.protocol=" + p +
-                      ": Runnel does not implement security protocol " + p + " yet (only PLAINTEXT)");
+                      ": Runnel's brokers replicate over PLAINTEXT only (TLS and SASL between brokers are not yet "
+                      "implemented)");
+  // A cluster's followers fetch over the inter-broker listener
+  // (inter.broker.listener.name, else the first advertised one) with a
+  // plaintext client: that listener must be PLAINTEXT.
+  if (!config.get_list("runnel.etcd.endpoints").empty()) {
+    const auto advertised = config.advertised_listeners();
+    std::string ibl = config.get_optional("inter.broker.listener.name")
+                          .value_or(advertised.empty() ? std::string() : advertised.front().name);
+    auto it = protocols.find(ibl);
+    if (it != protocols.end() && it->second != "PLAINTEXT")
+      throw ConfigError("Invalid configuration: the inter-broker listener " + ibl + " uses " + it->second +
+                        ", and Runnel's brokers replicate over PLAINTEXT only (set inter.broker.listener.name to a " +
+                        "PLAINTEXT listener)");
+  }
   for (const auto& [k, v] : props)
     if (is_security_key(k, v))
       throw ConfigError("Unsupported configuration " + k +
-                        ": Runnel does not implement TLS, SASL or authorization yet; refusing to start rather " +
+                        ": Runnel does not implement SASL or authorization yet; refusing to start rather " +
                         "than ignore a security setting");
+}
+
+std::shared_ptr<const security::ChannelBuilder> channel_builder(const BrokerConfig& config,
+                                                                const std::string& listener) {
+  const std::string protocol = listener_security_protocol(config, listener);
+  if (protocol == "PLAINTEXT") return security::ChannelBuilder::plaintext();
+  if (protocol != "SSL")
+    throw ConfigError("listener " + listener + " uses security protocol " + protocol +
+                      ": SASL is not yet implemented in Runnel");
+  security::SslConfigLookup lookup = [&config, listener](const std::string& key) {
+    return listener_value(config, listener, key);
+  };
+  try {
+    return security::ChannelBuilder::ssl(lookup);
+  } catch (const security::SslConfigError& e) {
+    throw ConfigError("Invalid SSL configuration of listener " + listener + ": " + e.what());
+  }
 }
 
 std::string listener_security_protocol(const BrokerConfig& config, const std::string& listener) {
   const auto protocols = protocol_map(config);
   auto it = protocols.find(listener);
   return it == protocols.end() ? "PLAINTEXT" : it->second;
+}
+
+std::optional<std::string> listener_value(const BrokerConfig& config, const std::string& listener,
+                                          const std::string& key) {
+  std::string lower = listener;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  const std::string prefixed = "listener.name." + lower + "." + key;
+  // BrokerConfig::from keeps a per-listener ssl.* key under its full name.
+  if (config.is_set(prefixed)) return config.get_optional(prefixed);
+  return config.get_optional(key);
 }
 
 }  // namespace runnel::broker

@@ -1,27 +1,46 @@
-// Security Runnel does not implement yet (TLS, SASL, ACLs): a configuration
-// that asks for it stops startup. Serving such a listener as plaintext with
-// no authentication would let in everyone the configuration meant to keep
-// out, which is worse than not starting.
+// The listeners' security protocols, and the security Runnel does not
+// implement yet (SASL, ACLs, TLS between brokers): a configuration that asks
+// for it stops startup. Serving such a listener as plaintext with no
+// authentication would let in everyone the configuration meant to keep out,
+// which is worse than not starting.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "broker/config.h"
+
+namespace runnel::security {
+class ChannelBuilder;
+}
 
 namespace runnel::broker {
 
 // Kafka's SecurityProtocol of each listener, through
 // listener.security.protocol.map (Kafka's default map maps SSL, SASL_PLAINTEXT
 // and SASL_SSL to themselves). Throws ConfigError naming the first listener
-// whose protocol is not PLAINTEXT and the first security key that is set
-// (ssl.*, sasl.*, listener.name.<name>.ssl|sasl.*, authorizer.class.name,
-// super.users, a security.inter.broker.protocol other than PLAINTEXT, ...).
+// whose protocol is SASL_PLAINTEXT or SASL_SSL, the first security key that
+// is set and not implemented (sasl.*, listener.name.<name>.*sasl.*,
+// authorizer.class.name, super.users, ssl.engine.factory.class, ...), and a
+// security.inter.broker.protocol other than PLAINTEXT.
 void refuse_unimplemented_security(const BrokerConfig& config, const std::map<std::string, std::string>& props);
+
+// Kafka's ChannelBuilders.create for one listener: PLAINTEXT or SSL (its TLS
+// context from the listener's ssl.* configs). Throws ConfigError naming the
+// listener and the key when its TLS cannot be set up.
+std::shared_ptr<const security::ChannelBuilder> channel_builder(const BrokerConfig& config,
+                                                                const std::string& listener);
 
 // The security protocol a listener speaks, through
 // listener.security.protocol.map (which startup checked names every
 // listener); PLAINTEXT for a name it lacks.
 std::string listener_security_protocol(const BrokerConfig& config, const std::string& listener);
+
+// A key's value for one listener: Kafka's per-listener override
+// listener.name.<lower-case listener>.<key>, else the broker's value or
+// Kafka's default (nullopt if null). For the ssl.* keys.
+std::optional<std::string> listener_value(const BrokerConfig& config, const std::string& listener,
+                                          const std::string& key);
 
 }  // namespace runnel::broker

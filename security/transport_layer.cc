@@ -1,0 +1,124 @@
+#include "security/transport_layer.h"
+
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace runnel::security {
+
+namespace {
+
+constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+// How much of a file region is read into memory at once on its way through
+// TLS: 16 TLS records of the largest size, big enough that a Fetch of
+// megabytes costs few reads, small enough to stay in cache.
+constexpr size_t kFileChunk = 256 * 1024;
+
+[[noreturn]] void throw_errno(int err) {
+  throw boost::system::system_error(error_code(err, boost::system::system_category()));
+}
+
+}  // namespace
+
+bool TransportLayer::bytes_waiting() {
+  error_code ec;
+  return socket_.available(ec) > 0;
+}
+
+void TransportLayer::shutdown_receive() {
+  error_code ec;
+  socket_.shutdown(tcp::socket::shutdown_receive, ec);
+}
+
+void TransportLayer::close() {
+  error_code ec;
+  socket_.shutdown(tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+}
+
+awaitable<error_code> PlaintextTransportLayer::read(asio::mutable_buffer buffer) {
+  auto [ec, n] = co_await asio::async_read(socket_, buffer, as_tuple_awaitable);
+  co_return ec;
+}
+
+awaitable<void> PlaintextTransportLayer::write(asio::const_buffer buffer) {
+  co_await asio::async_write(socket_, buffer, asio::use_awaitable);
+}
+
+awaitable<void> PlaintextTransportLayer::write_file(int fd, off_t offset, size_t length) {
+  // sendfile(2) from the segment straight to the socket: no copy in user space.
+  while (length > 0) {
+    ssize_t sent = ::sendfile(socket_.native_handle(), fd, &offset, length);
+    if (sent > 0) {
+      length -= static_cast<size_t>(sent);
+    } else if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
+      co_await socket_.async_wait(tcp::socket::wait_write, asio::use_awaitable);
+    } else {
+      // The file shrank under us (retention or truncation raced the read):
+      // the frame can no longer be completed, so the connection must go.
+      throw_errno(sent < 0 ? errno : EIO);
+    }
+  }
+}
+
+SslTransportLayer::SslTransportLayer(tcp::socket socket, std::shared_ptr<asio::ssl::context> context)
+    : TransportLayer(std::move(socket)), context_(std::move(context)), stream_(socket_, *context_) {}
+
+awaitable<error_code> SslTransportLayer::handshake() {
+  auto [ec] = co_await stream_.async_handshake(asio::ssl::stream_base::server, as_tuple_awaitable);
+  co_return ec;
+}
+
+awaitable<error_code> SslTransportLayer::read(asio::mutable_buffer buffer) {
+  auto [ec, n] = co_await asio::async_read(stream_, buffer, as_tuple_awaitable);
+  co_return ec;
+}
+
+awaitable<void> SslTransportLayer::write(asio::const_buffer buffer) {
+  co_await asio::async_write(stream_, buffer, asio::use_awaitable);
+}
+
+awaitable<void> SslTransportLayer::write_file(int fd, off_t offset, size_t length) {
+  file_buffer_.resize(std::min(length, kFileChunk));
+  while (length > 0) {
+    const size_t want = std::min(length, file_buffer_.size());
+    ssize_t got = ::pread(fd, file_buffer_.data(), want, offset);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) throw_errno(got < 0 ? errno : EIO);  // the file shrank under us, as for sendfile
+    co_await asio::async_write(stream_, asio::buffer(file_buffer_.data(), static_cast<size_t>(got)),
+                               asio::use_awaitable);
+    offset += got;
+    length -= static_cast<size_t>(got);
+  }
+}
+
+bool SslTransportLayer::bytes_waiting() {
+  return SSL_pending(stream_.native_handle()) > 0 || TransportLayer::bytes_waiting();
+}
+
+std::optional<std::string> SslTransportLayer::peer_subject() {
+  SSL* ssl = stream_.native_handle();
+  X509* cert = SSL_get0_peer_certificate(ssl);
+  // The handshake fails on a certificate that does not verify; this guards
+  // against a configuration that lets one through.
+  if (!cert || SSL_get_verify_result(ssl) != X509_V_OK) return std::nullopt;
+  return rfc2253_subject(cert);
+}
+
+std::string rfc2253_subject(X509* cert) {
+  BIO* bio = BIO_new(BIO_s_mem());
+  // XN_FLAG_RFC2253 escapes every non-ASCII byte; Java writes UTF-8 as it is.
+  X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB);
+  char* data = nullptr;
+  long size = BIO_get_mem_data(bio, &data);
+  std::string out(data, static_cast<size_t>(size));
+  BIO_free(bio);
+  return out;
+}
+
+}  // namespace runnel::security

@@ -1,0 +1,96 @@
+// Kafka's TransportLayer: the bytes of one connection, plain TCP or TLS,
+// behind one interface, so the connection's request and response loops are
+// written once for every security protocol.
+//
+// Plain keeps the zero-copy path: memory goes out with write(2), file
+// regions (Fetch records) with sendfile(2) from the segment to the socket.
+// TLS must encrypt in user space, so a file region is read into memory
+// (pread, in chunks) and written through OpenSSL (Boost.Asio's ssl::stream).
+// One read and one write may be pending at the same time, as the
+// connection's two loops need (Asio's ssl::stream allows exactly that).
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+
+namespace runnel::security {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using asio::ip::tcp;
+using boost::system::error_code;
+
+class TransportLayer {
+ public:
+  explicit TransportLayer(tcp::socket socket) : socket_(std::move(socket)) {}
+  virtual ~TransportLayer() = default;
+  TransportLayer(const TransportLayer&) = delete;
+  TransportLayer& operator=(const TransportLayer&) = delete;
+
+  // The TCP socket under any TLS: options, addresses, readiness.
+  tcp::socket& socket() { return socket_; }
+
+  // The security handshake, before any request is read; plain has none.
+  // An error says why the peer was refused.
+  virtual awaitable<error_code> handshake() { co_return error_code{}; }
+  // Fills `buffer` completely; an error (end of stream included) ends the
+  // connection.
+  virtual awaitable<error_code> read(asio::mutable_buffer buffer) = 0;
+  // Writes all of `buffer`; throws boost::system::system_error.
+  virtual awaitable<void> write(asio::const_buffer buffer) = 0;
+  // Writes `length` bytes of file `fd` from `offset`; throws system_error,
+  // also when the file holds fewer bytes than that (it shrank under us).
+  virtual awaitable<void> write_file(int fd, off_t offset, size_t length) = 0;
+  // Bytes received and not yet read: in the socket, or decrypted and held
+  // by TLS.
+  virtual bool bytes_waiting();
+  // The verified peer certificate's subject DN in RFC 2253 form, if the
+  // peer sent one.
+  virtual std::optional<std::string> peer_subject() { return std::nullopt; }
+
+  // A pending read ends now (a graceful stop); writes still go out.
+  void shutdown_receive();
+  void close();
+
+ protected:
+  tcp::socket socket_;
+};
+
+// PLAINTEXT: write(2) and sendfile(2) on the socket.
+class PlaintextTransportLayer final : public TransportLayer {
+ public:
+  using TransportLayer::TransportLayer;
+  awaitable<error_code> read(asio::mutable_buffer buffer) override;
+  awaitable<void> write(asio::const_buffer buffer) override;
+  awaitable<void> write_file(int fd, off_t offset, size_t length) override;
+};
+
+// SSL: TLS through OpenSSL, server side.
+class SslTransportLayer final : public TransportLayer {
+ public:
+  SslTransportLayer(tcp::socket socket, std::shared_ptr<asio::ssl::context> context);
+  awaitable<error_code> handshake() override;
+  awaitable<error_code> read(asio::mutable_buffer buffer) override;
+  awaitable<void> write(asio::const_buffer buffer) override;
+  awaitable<void> write_file(int fd, off_t offset, size_t length) override;
+  bool bytes_waiting() override;
+  std::optional<std::string> peer_subject() override;
+
+ private:
+  std::shared_ptr<asio::ssl::context> context_;  // outlives the stream
+  asio::ssl::stream<tcp::socket&> stream_;
+  std::vector<uint8_t> file_buffer_;  // a file region's bytes on their way to TLS
+};
+
+// The subject DN of a certificate as Java's X500Principal.getName() writes
+// it (RFC 2253: most specific first, comma separated, UTF-8 unescaped).
+std::string rfc2253_subject(X509* cert);
+
+}  // namespace runnel::security
