@@ -330,7 +330,14 @@ void set_client_auth(const SslConfigLookup& config, SSL_CTX* ctx) {
   else if (mode != "none" && !mode.empty())
     throw SslConfigError("Invalid value " + mode + " for configuration ssl.client.auth: String must be one of: required, requested, none");
   SSL_CTX_set_verify(ctx, verify, nullptr);
-  if (verify != SSL_VERIFY_NONE) load_truststore(config, ctx);
+  if (verify == SSL_VERIFY_NONE) return;
+  load_truststore(config, ctx);
+  // With client certificates verified, OpenSSL resumes a session (the Java
+  // client's second connection offers one) only within a session id
+  // context; without it the handshake fails ("session id context
+  // uninitialized").
+  static const unsigned char kContext[] = "runnel";
+  if (!SSL_CTX_set_session_id_context(ctx, kContext, sizeof kContext - 1)) fail("Cannot set the session id context");
 }
 
 }  // namespace
