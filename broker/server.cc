@@ -59,6 +59,8 @@ void Server::bind() {
     broker_.set_bound_port(l.name, port);
     RLOG_INFO("listening on %s://%s:%u (%s)", l.name.c_str(), host.c_str(), port,
               builder->security_protocol().c_str());
+    if (builder->security_protocol() == "SSL")
+      RLOG_INFO("listener %s: %s", l.name.c_str(), security::SslTransportLayer::fetch_path().c_str());
     listeners_.push_back({std::move(acceptor), l.name, std::move(builder)});
   }
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <fstream>
 
 namespace runnel::security {
 
@@ -108,6 +109,16 @@ std::optional<std::string> SslTransportLayer::peer_subject() {
   // against a configuration that lets one through.
   if (!cert || SSL_get_verify_result(ssl) != X509_V_OK) return std::nullopt;
   return rfc2253_subject(cert);
+}
+
+std::string SslTransportLayer::fetch_path() {
+  std::ifstream ulps("/proc/sys/net/ipv4/tcp_available_ulp");
+  std::string available, ulp;
+  bool kernel_tls = false;
+  while (ulps >> ulp) kernel_tls = kernel_tls || ulp == "tls";
+  available = kernel_tls ? "the kernel offers kTLS" : "the kernel offers no kTLS (no \"tls\" TCP ULP loaded)";
+  return "Fetch records are read into memory and encrypted by OpenSSL (copy path, not kTLS sendfile: " + available +
+         ", and Asio's ssl::stream gives OpenSSL a memory BIO, which it cannot offload to the kernel)";
 }
 
 std::string rfc2253_subject(X509* cert) {

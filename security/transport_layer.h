@@ -75,6 +75,13 @@ class PlaintextTransportLayer final : public TransportLayer {
 // SSL: TLS through OpenSSL, server side.
 class SslTransportLayer final : public TransportLayer {
  public:
+  // Which path Fetch records take through TLS, and why, for the log:
+  // always the copy (pread, then OpenSSL encrypts). Kernel TLS with
+  // SSL_sendfile needs OpenSSL to own the socket (a socket BIO), but
+  // Asio's ssl::stream feeds OpenSSL through a memory BIO pair; and the
+  // kernel must offer the "tls" TCP ULP, which this reports too.
+  static std::string fetch_path();
+
   SslTransportLayer(tcp::socket socket, std::shared_ptr<asio::ssl::context> context);
   awaitable<error_code> handshake() override;
   awaitable<error_code> read(asio::mutable_buffer buffer) override;
