@@ -19,10 +19,12 @@ Each broker has a PLAINTEXT listener (the harness's) and a TLS one:
 Refusals, each with the broker still serving afterwards: an unknown CA's
 client certificate, an expired one, no certificate where one is required,
 a plaintext client on the TLS port, a TLS client on the plaintext port.
+The Java client and Kafka's CLI tools (kafka-topics, the console producer
+and consumer with a group) over mTLS, with Kafka 4.1.1's jars.
 Startup refusals: a JKS key store (with how to convert it), an SSL listener
 without a key store, a wrong PKCS12 password, SASL listeners.
 
-usage: /usr/bin/python3 security_tls_test.py <runnel binary>
+usage: /usr/bin/python3 security_tls_test.py <runnel binary> [<kafka jar cache dir>]
 """
 
 import os
@@ -42,6 +44,7 @@ from confluent_kafka import KafkaException, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 import kafka_wire as w
+from kafka_harness import kafka_classpath
 from runnel_harness import Runnel, recv_frame, run_tests, runnel_binary
 
 BOUND = 90.0  # seconds for anything a client waits for (an ASan broker on a loaded 2-core machine)
@@ -79,6 +82,8 @@ class Certs:
         self.trust_p12 = self.path("truststore.p12")
         openssl("pkcs12", "-export", "-nokeys", "-in", self.ca[0], "-out", self.trust_p12,
                 "-passout", "pass:trustpass")
+        self.client_keystore_pem = self.path("client-keystore.pem")  # for the Java client
+        self._concat(self.client_keystore_pem, self.client[1], self.client[0])
         self.client_p12 = self.path("client.p12")
         openssl("pkcs12", "-export", "-in", self.client[0], "-inkey", self.client[1], "-out", self.client_p12,
                 "-passout", "pass:clientpass")
@@ -299,6 +304,7 @@ def test_ssl_pem_keystore():
         confluent_round_trip(confluent_config(b))
         kafka_python_round_trip(kafka_python_config(b))
         assert_served(b)
+        assert "listener SSL: Fetch records are read into memory and encrypted by OpenSSL" in b.log_text()
 
 
 def test_wrong_transport_refused():
@@ -374,6 +380,41 @@ def test_mtls_refusals():
         assert_served(b, CERTS.client)
 
 
+def java(classpath, main, *args, stdin=None):
+    cmd = ["java", "-Dlog4j2.level=ERROR", "-cp", classpath, main] + list(args)
+    out = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, "%s %s exited %d:\n%s%s" % (main.rsplit(".", 1)[1], " ".join(args), out.returncode,
+                                                            out.stdout[-3000:], out.stderr[-3000:])
+    return out.stdout
+
+
+def test_java_clients():
+    classpath = kafka_classpath(sys.argv[2] if len(sys.argv) > 2 else None)
+    with mtls_broker() as b:
+        config = CERTS.path("java-client.properties")
+        with open(config, "w") as f:
+            # Kafka's own PEM support on the client side: no JKS needed.
+            f.write("security.protocol=SSL\n"
+                    "ssl.truststore.type=PEM\nssl.truststore.location=%s\n"
+                    "ssl.keystore.type=PEM\nssl.keystore.location=%s\n"
+                    "default.api.timeout.ms=90000\nrequest.timeout.ms=30000\n" % (CERTS.ca[0], CERTS.client_keystore_pem))
+        topic = "java-" + uuid.uuid4().hex[:8]
+        java(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", b.tls_bootstrap,
+             "--command-config", config, "--create", "--topic", topic, "--partitions", "2")
+        listed = java(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", b.tls_bootstrap,
+                      "--command-config", config, "--list")
+        assert topic in listed.split(), listed
+        lines = ["java-record-%d" % i for i in range(100)]
+        java(classpath, "org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", b.tls_bootstrap,
+             "--topic", topic, "--producer.config", config, "--producer-property", "acks=all",
+             stdin="\n".join(lines) + "\n")
+        out = java(classpath, "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server",
+                   b.tls_bootstrap, "--topic", topic, "--group", "java-" + topic, "--from-beginning",
+                   "--max-messages", str(len(lines)), "--timeout-ms", "90000", "--consumer.config", config)
+        assert sorted(out.split()) == sorted(lines), out[-2000:]
+        wait_for_log(b, r"client certificate CN=client,OU=eng,O=Runnel,C=US is principal User:CLIENT")
+
+
 def test_inline_pem_requested():
     with TlsBroker("SSL", {"ssl.keystore.type": "PEM",
                            "ssl.keystore.key": CERTS.read(CERTS.server[1]),
@@ -430,6 +471,7 @@ if __name__ == "__main__":
             ("mTLS with PKCS12 stores on a custom listener, principal mapping", test_mtls_pkcs12),
             ("mTLS refuses unknown CA, expired and missing client certificates", test_mtls_refusals),
             ("inline PEM, ssl.client.auth=requested", test_inline_pem_requested),
+            ("the Java client and Kafka's CLI tools over mTLS", test_java_clients),
             ("TLS configurations that cannot serve stop startup", test_startup_refusals),
         ])
     finally:
