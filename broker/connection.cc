@@ -86,12 +86,12 @@ void Connection::stop_reading() {
 }
 
 awaitable<bool> Connection::authenticate() {
-  if (auto ec = co_await transport_->handshake()) {
+  if (auto why = co_await transport_->handshake(); !why.empty()) {
     // Kafka logs a failed handshake as a failed authentication, at INFO:
     // a client's mistake (unknown CA, expired certificate, plaintext on a
     // TLS port), not the broker's.
     RLOG_INFO("failed authentication with %s on listener %s (%s handshake failed: %s)", peer_.c_str(),
-              listener_name_.c_str(), channel_builder_->security_protocol().c_str(), ec.message().c_str());
+              listener_name_.c_str(), channel_builder_->security_protocol().c_str(), why.c_str());
     co_return false;
   }
   auto principal = channel_builder_->principal(*transport_);

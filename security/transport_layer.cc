@@ -13,7 +13,7 @@ namespace runnel::security {
 
 namespace {
 
-constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+using broker::as_tuple_awaitable;
 
 // How much of a file region is read into memory at once on its way through
 // TLS: 16 TLS records of the largest size, big enough that a Fetch of
@@ -22,6 +22,18 @@ constexpr size_t kFileChunk = 256 * 1024;
 
 [[noreturn]] void throw_errno(int err) {
   throw boost::system::system_error(error_code(err, boost::system::system_category()));
+}
+
+// The plain socket and the TLS stream are read and written alike.
+template <typename Stream>
+awaitable<error_code> read_exactly(Stream& stream, asio::mutable_buffer buffer) {
+  auto [ec, n] = co_await asio::async_read(stream, buffer, as_tuple_awaitable);
+  co_return ec;
+}
+
+template <typename Stream>
+awaitable<void> write_all(Stream& stream, asio::const_buffer buffer) {
+  co_await asio::async_write(stream, buffer, asio::use_awaitable);
 }
 
 }  // namespace
@@ -43,13 +55,10 @@ void TransportLayer::close() {
 }
 
 awaitable<error_code> PlaintextTransportLayer::read(asio::mutable_buffer buffer) {
-  auto [ec, n] = co_await asio::async_read(socket_, buffer, as_tuple_awaitable);
-  co_return ec;
+  return read_exactly(socket_, buffer);
 }
 
-awaitable<void> PlaintextTransportLayer::write(asio::const_buffer buffer) {
-  co_await asio::async_write(socket_, buffer, asio::use_awaitable);
-}
+awaitable<void> PlaintextTransportLayer::write(asio::const_buffer buffer) { return write_all(socket_, buffer); }
 
 awaitable<void> PlaintextTransportLayer::write_file(int fd, off_t offset, size_t length) {
   // sendfile(2) from the segment straight to the socket: no copy in user space.
@@ -70,19 +79,20 @@ awaitable<void> PlaintextTransportLayer::write_file(int fd, off_t offset, size_t
 SslTransportLayer::SslTransportLayer(tcp::socket socket, std::shared_ptr<asio::ssl::context> context)
     : TransportLayer(std::move(socket)), context_(std::move(context)), stream_(socket_, *context_) {}
 
-awaitable<error_code> SslTransportLayer::handshake() {
+awaitable<std::string> SslTransportLayer::handshake() {
   auto [ec] = co_await stream_.async_handshake(asio::ssl::stream_base::server, as_tuple_awaitable);
-  co_return ec;
+  if (!ec) co_return std::string();
+  std::string why = ec.message();
+  // OpenSSL's error says only "certificate verify failed"; the verify
+  // result says which check failed (expired, unknown issuer, ...).
+  const long verify = SSL_get_verify_result(stream_.native_handle());
+  if (verify != X509_V_OK) why += std::string(": ") + X509_verify_cert_error_string(verify);
+  co_return why;
 }
 
-awaitable<error_code> SslTransportLayer::read(asio::mutable_buffer buffer) {
-  auto [ec, n] = co_await asio::async_read(stream_, buffer, as_tuple_awaitable);
-  co_return ec;
-}
+awaitable<error_code> SslTransportLayer::read(asio::mutable_buffer buffer) { return read_exactly(stream_, buffer); }
 
-awaitable<void> SslTransportLayer::write(asio::const_buffer buffer) {
-  co_await asio::async_write(stream_, buffer, asio::use_awaitable);
-}
+awaitable<void> SslTransportLayer::write(asio::const_buffer buffer) { return write_all(stream_, buffer); }
 
 awaitable<void> SslTransportLayer::write_file(int fd, off_t offset, size_t length) {
   file_buffer_.resize(std::min(length, kFileChunk));
@@ -91,8 +101,7 @@ awaitable<void> SslTransportLayer::write_file(int fd, off_t offset, size_t lengt
     ssize_t got = ::pread(fd, file_buffer_.data(), want, offset);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) throw_errno(got < 0 ? errno : EIO);  // the file shrank under us, as for sendfile
-    co_await asio::async_write(stream_, asio::buffer(file_buffer_.data(), static_cast<size_t>(got)),
-                               asio::use_awaitable);
+    co_await write_all(stream_, asio::buffer(file_buffer_.data(), static_cast<size_t>(got)));
     offset += got;
     length -= static_cast<size_t>(got);
   }

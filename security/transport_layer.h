@@ -17,15 +17,16 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
+
+#include "broker/asio.h"
 
 namespace runnel::security {
 
-namespace asio = boost::asio;
-using asio::awaitable;
-using asio::ip::tcp;
-using boost::system::error_code;
+namespace asio = broker::asio;
+using broker::awaitable;
+using broker::error_code;
+using broker::tcp;
 
 class TransportLayer {
  public:
@@ -38,8 +39,8 @@ class TransportLayer {
   tcp::socket& socket() { return socket_; }
 
   // The security handshake, before any request is read; plain has none.
-  // An error says why the peer was refused.
-  virtual awaitable<error_code> handshake() { co_return error_code{}; }
+  // Empty when it succeeded, else why the peer was refused.
+  virtual awaitable<std::string> handshake() { co_return std::string(); }
   // Fills `buffer` completely; an error (end of stream included) ends the
   // connection.
   virtual awaitable<error_code> read(asio::mutable_buffer buffer) = 0;
@@ -83,7 +84,7 @@ class SslTransportLayer final : public TransportLayer {
   static std::string fetch_path();
 
   SslTransportLayer(tcp::socket socket, std::shared_ptr<asio::ssl::context> context);
-  awaitable<error_code> handshake() override;
+  awaitable<std::string> handshake() override;
   awaitable<error_code> read(asio::mutable_buffer buffer) override;
   awaitable<void> write(asio::const_buffer buffer) override;
   awaitable<void> write_file(int fd, off_t offset, size_t length) override;
