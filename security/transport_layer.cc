@@ -16,9 +16,9 @@ namespace {
 using broker::as_tuple_awaitable;
 
 // How much of a file region is read into memory at once on its way through
-// TLS: 16 TLS records of the largest size, big enough that a Fetch of
-// megabytes costs few reads, small enough to stay in cache.
-constexpr size_t kFileChunk = 256 * 1024;
+// TLS: four TLS records of the largest size. Kept per connection, so small;
+// 256 KiB measured no faster (bench/README.md, tls_consume).
+constexpr size_t kFileChunk = 64 * 1024;
 
 [[noreturn]] void throw_errno(int err) {
   throw boost::system::system_error(error_code(err, boost::system::system_category()));
