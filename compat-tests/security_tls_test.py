@@ -16,6 +16,9 @@ Each broker has a PLAINTEXT listener (the harness's) and a TLS one:
     ssl.truststore.certificates), ssl.client.auth=requested: a client
     without a certificate is served as User:ANONYMOUS, one with a
     certificate as User:<its DN>.
+ssl.enabled.protocols=TLSv1.2 with one ssl.cipher.suites entry in Java's
+IANA name: a TLS 1.3 client refused, a TLS 1.2 client gets that suite; an
+idle TLS connection closed after connections.max.idle.ms.
 Refusals, each with the broker still serving afterwards: an unknown CA's
 client certificate, an expired one, no certificate where one is required,
 a plaintext client on the TLS port, a TLS client on the plaintext port.
@@ -432,6 +435,38 @@ def test_inline_pem_requested():
         assert_served(b)
 
 
+def test_protocols_ciphers_idle():
+    """ssl.enabled.protocols and ssl.cipher.suites (Java's IANA name) reach
+    OpenSSL; connections.max.idle.ms closes an idle TLS connection."""
+    with TlsBroker("SSL", {"ssl.keystore.type": "PEM", "ssl.keystore.location": CERTS.server_pem,
+                           "ssl.key.password": "keypass", "ssl.enabled.protocols": "TLSv1.2",
+                           "ssl.cipher.suites": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+                           "connections.max.idle.ms": "2000"}) as b:
+        tls13 = tls_context()
+        tls13.minimum_version = ssl.TLSVersion.TLSv1_3
+        with socket.create_connection(("127.0.0.1", b.tls_port), timeout=30) as raw:
+            try:
+                tls13.wrap_socket(raw, server_hostname="localhost").close()
+                raise AssertionError("a TLS 1.3 handshake succeeded with ssl.enabled.protocols=TLSv1.2")
+            except (ssl.SSLError, ConnectionError):
+                pass
+        with socket.create_connection(("127.0.0.1", b.tls_port), timeout=30) as raw:
+            with tls_context().wrap_socket(raw, server_hostname="localhost") as s:
+                name, version, _ = s.cipher()
+                assert version == "TLSv1.2" and name == "ECDHE-ECDSA-AES256-GCM-SHA384", s.cipher()
+                s.sendall(w.api_versions_v0(5))
+                assert w.parse_api_versions_v0(recv_frame(s)[4:])[0] == 0
+                # Idle past connections.max.idle.ms (plus Kafka's poll): closed by the broker.
+                start = time.monotonic()
+                try:
+                    closed = s.recv(1) == b""
+                except (ssl.SSLError, ConnectionError):
+                    closed = True
+                assert closed and time.monotonic() - start < BOUND, "the idle TLS connection stayed open"
+        wait_for_log(b, r"closing connection from 127\.0\.0\.1:\d+: idle for more than connections\.max\.idle\.ms")
+        assert_served(b)
+
+
 def test_startup_refusals():
     ssl_listener = {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0"}
     startup_refused(dict(ssl_listener, **{"ssl.keystore.location": CERTS.jks, "ssl.keystore.password": "x"}),
@@ -452,6 +487,7 @@ if __name__ == "__main__":
             ("mTLS refuses unknown CA, expired and missing client certificates", test_mtls_refusals),
             ("inline PEM, ssl.client.auth=requested", test_inline_pem_requested),
             ("the Java client and Kafka's CLI tools over mTLS", test_java_clients),
+            ("ssl.enabled.protocols, ssl.cipher.suites, idle expiry over TLS", test_protocols_ciphers_idle),
             ("TLS configurations that cannot serve stop startup", test_startup_refusals),
         ])
     finally:
