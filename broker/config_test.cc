@@ -115,6 +115,7 @@ TEST_CASE("a listener or key asking for security Runnel lacks stops startup", "[
            {"sasl.enabled.mechanisms", "PLAIN"},
            {"listener.name.client.plain.sasl.jaas.config", "x"},
            {"ssl.engine.factory.class", "com.example.Factory"},
+           {"listener.name.ssl.ssl.engine.factory.class", "com.example.Factory"},
            {"authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"},
            {"super.users", "User:admin"},
            {"security.inter.broker.protocol", "SSL"}}) {

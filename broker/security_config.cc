@@ -12,26 +12,24 @@ namespace {
 
 constexpr std::array<std::string_view, 4> kSecurityProtocols = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"};
 
-// Keys of Kafka's authentication and authorization that are not sasl.*:
-// each changes who may do what, so none can be ignored. ssl.engine.factory.class
-// would replace the TLS engine (OpenSSL here) with a Java class.
-constexpr std::array<std::string_view, 9> kSecurityKeys = {
+// Keys of Kafka's authentication and authorization that are not ssl.* or
+// sasl.*: each changes who may do what, so none can be ignored.
+constexpr std::array<std::string_view, 8> kSecurityKeys = {
     "authorizer.class.name",  "super.users",           "allow.everyone.if.no.acl.found",
     "principal.builder.class", "security.providers",    "connections.max.reauth.ms",
-    "delegation.token.secret.key", "delegation.token.master.key", "ssl.engine.factory.class",
+    "delegation.token.secret.key", "delegation.token.master.key",
 };
 
 // The security protocols a listener may use today.
 bool is_implemented(const std::string& protocol) { return protocol == "PLAINTEXT" || protocol == "SSL"; }
 
 bool is_security_key(const std::string& key, const std::string& value) {
+  // TLS is served (ssl.*), except through a Java SslEngineFactory in place
+  // of OpenSSL, here or per listener.
+  if (key.ends_with("ssl.engine.factory.class")) return true;
   if (key.starts_with("sasl.")) return true;
-  // listener.name.<listener>.<mechanism>.sasl.jaas.config,
-  // listener.name.<listener>.ssl.engine.factory.class, ...
-  if (key.starts_with("listener.name.")) {
-    if (key.find(".sasl.") != std::string::npos) return true;
-    if (key.ends_with(".ssl.engine.factory.class")) return true;
-  }
+  // listener.name.<listener>.<mechanism>.sasl.jaas.config, ...
+  if (key.starts_with("listener.name.") && key.find(".sasl.") != std::string::npos) return true;
   // Kafka's default is an empty authorizer.class.name: no authorizer.
   if (key == "authorizer.class.name") return !value.empty();
   return std::find(kSecurityKeys.begin(), kSecurityKeys.end(), key) != kSecurityKeys.end();
