@@ -6,7 +6,8 @@ One broker with a PLAINTEXT and an SSL listener (certificates made with the
 openssl CLI); a backlog of --mib MiB in --size byte records on 6
 partitions; then --rounds rounds, each consuming the whole backlog once over
 PLAINTEXT and once over SSL (fresh consumers, no group), alternating.
-Prints MiB/s per round and the medians; with --baseline, a second runnel
+Prints MiB/s and the broker's CPU seconds per GiB sent, per round and the
+medians; with --baseline, a second runnel
 binary (e.g. main's) is measured on PLAINTEXT the same way, for the plain
 path's cost of the transport seam.
 
@@ -69,6 +70,13 @@ def consume(config, topic, n):
         c.close()
 
 
+def cpu_seconds(pid):
+    """User + system CPU the process has used (/proc/<pid>/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def plaintext_config(broker):
     return {"bootstrap.servers": broker.bootstrap, "broker.address.family": "v4"}
 
@@ -84,6 +92,7 @@ def main():
     sys.argv[1:] = [args.runnel]  # what runnel_harness reads
     t.CERTS = t.Certs()
     results = {}
+    cpu_per_gib = {}
     try:
         ssl_props = {"ssl.keystore.type": "PEM", "ssl.keystore.location": t.CERTS.server_pem,
                      "ssl.key.password": "keypass"}
@@ -104,10 +113,15 @@ def main():
                     if name == "runnel":
                         runs.append(("runnel ssl", t.confluent_config(b)))
                     for label, config in runs:
+                        cpu = cpu_seconds(b.proc.pid)
                         secs = consume(config, "bench", n)
-                        mibs = n * args.size / (1 << 20) / secs
+                        cpu = cpu_seconds(b.proc.pid) - cpu
+                        gib = n * args.size / (1 << 30)
+                        mibs = gib * 1024 / secs
                         results.setdefault(label, []).append(mibs)
-                        print("round %d %-20s %8.1f MiB/s (%.2f s)" % (r + 1, label, mibs, secs), flush=True)
+                        cpu_per_gib.setdefault(label, []).append(cpu / gib)
+                        print("round %d %-20s %8.1f MiB/s (%.2f s), broker CPU %.2f s/GiB" % (
+                            r + 1, label, mibs, secs, cpu / gib), flush=True)
         finally:
             for b, _ in brokers.values():
                 b.close()
@@ -116,7 +130,7 @@ def main():
     print("load average after: %.2f %.2f %.2f" % os.getloadavg())
     med = {k: statistics.median(v) for k, v in results.items()}
     for k, v in med.items():
-        print("median %-20s %8.1f MiB/s" % (k, v))
+        print("median %-20s %8.1f MiB/s, broker CPU %.2f s/GiB" % (k, v, statistics.median(cpu_per_gib[k])))
     if "runnel ssl" in med:
         print("ssl / plaintext on the same broker: %.2f" % (med["runnel ssl"] / med["runnel plaintext"]))
     if "baseline plaintext" in med:
