@@ -43,7 +43,7 @@ import uuid
 
 import kafka
 from confluent_kafka import KafkaException, Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 import kafka_wire as w
 from kafka_harness import kafka_classpath
@@ -432,6 +432,15 @@ def test_inline_pem_requested():
                         r"User:CN=client,OU=eng,O=Runnel,C=US")
         assert_tls_refused(b, CERTS.stranger)  # requested, but a certificate sent must verify
         confluent_round_trip(confluent_config(b), records=200)
+        # DescribeConfigs shows the ssl.* keys as Kafka does: the key and the
+        # certificates are passwords, so sensitive and without a value.
+        admin = AdminClient(confluent_config(b))
+        res = ConfigResource(ConfigResource.Type.BROKER, "1")
+        entries = admin.describe_configs([res], request_timeout=BOUND)[res].result(BOUND)
+        for k in ("ssl.keystore.key", "ssl.keystore.certificate.chain", "ssl.truststore.certificates"):
+            assert entries[k].is_sensitive and entries[k].value is None, (k, entries[k].value)
+        assert entries["ssl.client.auth"].value == "requested", entries["ssl.client.auth"]
+        assert entries["ssl.enabled.protocols"].value == "TLSv1.2,TLSv1.3", entries["ssl.enabled.protocols"]
         assert_served(b)
 
 
