@@ -22,6 +22,8 @@ idle TLS connection closed after connections.max.idle.ms.
 Refusals, each with the broker still serving afterwards: an unknown CA's
 client certificate, an expired one, no certificate where one is required,
 a plaintext client on the TLS port, a TLS client on the plaintext port.
+A three-broker cluster (etcd, cluster_harness) replicating over PLAINTEXT
+serves TLS clients on every broker's SSL listener.
 The Java client and Kafka's CLI tools (kafka-topics, the console producer
 and consumer with a group) over mTLS, with Kafka 4.1.1's jars.
 Startup refusals: a JKS key store (with how to convert it), an SSL listener
@@ -46,6 +48,7 @@ from confluent_kafka import KafkaException, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 import kafka_wire as w
+from cluster_harness import Cluster
 from kafka_harness import kafka_classpath
 from runnel_harness import Runnel, recv_frame, run_tests
 from security_refusal_test import refused as startup_refused
@@ -476,6 +479,46 @@ def test_protocols_ciphers_idle():
         assert_served(b)
 
 
+def test_cluster_ssl_clients():
+    """Three brokers on etcd, each with a PLAINTEXT listener (replication,
+    inter.broker.listener.name) and an SSL one: a client that bootstraps on
+    one broker's SSL listener learns every broker's SSL endpoint and
+    produces and consumes replication factor 3 over TLS."""
+    overrides = {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", "inter.broker.listener.name": "PLAINTEXT",
+                 "ssl.keystore.type": "PKCS12", "ssl.keystore.location": CERTS.server_p12,
+                 "ssl.keystore.password": "storepass"}
+    with Cluster(3, overrides=overrides) as c:
+        ssl_ports = {}
+        for i, b in c.brokers.items():
+            m = re.search(r"listening on SSL://127\.0\.0\.1:(\d+) \(SSL\)", b.log_text())
+            assert m, "node %d: no SSL listener in the log" % i
+            ssl_ports[i] = int(m.group(1))
+        config = {"bootstrap.servers": "127.0.0.1:%d" % ssl_ports[1], "broker.address.family": "v4",
+                  "security.protocol": "SSL", "ssl.ca.location": CERTS.ca[0]}
+        admin = AdminClient(config)
+        topic = "cluster-tls"
+        admin.create_topics([NewTopic(topic, 3, 3)], operation_timeout=30, request_timeout=BOUND)[topic].result(BOUND)
+        md = admin.list_topics(topic, timeout=BOUND)
+        assert {b.id: b.port for b in md.brokers.values()} == ssl_ports, (md.brokers, ssl_ports)
+        errors = []
+        p = Producer(dict(config, **{"acks": "all"}))
+        for i in range(300):
+            p.produce(topic, value(i), str(i).encode(), partition=i % 3, on_delivery=lambda e, m: e and errors.append(e))
+        assert p.flush(BOUND) == 0 and not errors, errors[:3]
+        consumer = Consumer(dict(config, **{"group.id": "g-cluster-tls", "auto.offset.reset": "earliest"}))
+        consumer.subscribe([topic])
+        got = {}
+        deadline = time.monotonic() + BOUND
+        try:
+            while len(got) < 300 and time.monotonic() < deadline:
+                m = consumer.poll(0.5)
+                if m is not None and not m.error():
+                    got[int(m.key())] = m.value()
+        finally:
+            consumer.close()
+        assert len(got) == 300 and all(got[i] == value(i) for i in range(300)), len(got)
+
+
 def test_startup_refusals():
     ssl_listener = {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0"}
     startup_refused(dict(ssl_listener, **{"ssl.keystore.location": CERTS.jks, "ssl.keystore.password": "x"}),
@@ -497,6 +540,7 @@ if __name__ == "__main__":
             ("inline PEM, ssl.client.auth=requested", test_inline_pem_requested),
             ("the Java client and Kafka's CLI tools over mTLS", test_java_clients),
             ("ssl.enabled.protocols, ssl.cipher.suites, idle expiry over TLS", test_protocols_ciphers_idle),
+            ("a three-broker cluster serves TLS clients on every broker", test_cluster_ssl_clients),
             ("TLS configurations that cannot serve stop startup", test_startup_refusals),
         ])
     finally:
