@@ -36,7 +36,7 @@ constexpr const char* kSingleController = "a single Runnel node is its own contr
 constexpr const char* kNoTransactions = "transactions are not implemented yet";
 constexpr const char* kKernelBuffers = "sockets keep the kernel's default buffer sizes";
 constexpr const char* kOpenSsl = "TLS is OpenSSL's: the version is negotiated within ssl.enabled.protocols, with OpenSSL's key and trust handling and random numbers";
-constexpr const char* kNoBrokerTls = "brokers do not connect to each other over TLS yet (it checks the server's host name there)";
+constexpr const char* kNoBrokerTls = "a single node connects to no other broker (a cluster's replica fetchers check the leader's host name with it)";
 constexpr const char* kNoReload = "key stores are not reloaded at runtime yet";
 constexpr const char* kBackgroundCleaner = "the cleaner runs in the periodic background log work";
 
@@ -53,10 +53,10 @@ const std::vector<ConfigKey> kBrokerKeys = {
     {"listener.security.protocol.map", T::list,
      "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", {}, I::low},
     // The listener brokers reach each other on (a cluster's replica fetches);
-    // unset: the first listener, as security.inter.broker.protocol names it.
+    // unset: the listener security.inter.broker.protocol names when that is
+    // set, else the first listener (security_config.h).
     {"inter.broker.listener.name", T::string, nullptr, {}, I::medium, nullptr, DynamicUpdate::read_only},
-    // Brokers replicate over PLAINTEXT only until TLS between them lands
-    // (security_config.h).
+    // PLAINTEXT or SSL; SASL is refused until it lands (security_config.h).
     {"security.inter.broker.protocol", T::string, "PLAINTEXT", one_of({"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}),
      I::medium},
     {"broker.rack", T::string, nullptr, {}, I::medium},
@@ -82,7 +82,7 @@ const std::vector<ConfigKey> kBrokerKeys = {
     {"ssl.trustmanager.algorithm", T::string, "PKIX", {}, I::low, nullptr, DynamicUpdate::read_only, kOpenSsl},
     {"ssl.secure.random.implementation", T::string, nullptr, {}, I::low, nullptr, DynamicUpdate::read_only, kOpenSsl},
     {"ssl.endpoint.identification.algorithm", T::string, "https", {}, I::low, nullptr, DynamicUpdate::read_only,
-     kNoBrokerTls},
+     kNoBrokerTls, true},
     {"ssl.allow.dn.changes", T::boolean, "false", {}, I::low, nullptr, DynamicUpdate::read_only, kNoReload},
     {"ssl.allow.san.changes", T::boolean, "false", {}, I::low, nullptr, DynamicUpdate::read_only, kNoReload},
     // Log directories.

@@ -118,19 +118,27 @@ TEST_CASE("a listener or key asking for security Runnel lacks stops startup", "[
            {"listener.name.ssl.ssl.engine.factory.class", "com.example.Factory"},
            {"authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"},
            {"super.users", "User:admin"},
-           {"security.inter.broker.protocol", "SSL"}}) {
+           {"security.inter.broker.protocol", "SASL_SSL"}}) {
     auto e = startup_error({{k, v}});
     INFO(k << " -> " << e);
     REQUIRE(mentions(e, k));
   }
-  // A cluster's brokers replicate over PLAINTEXT: the inter-broker listener
-  // (named, or the first advertised) may not be SSL.
-  REQUIRE(mentions(startup_error({{"runnel.etcd.endpoints", "127.0.0.1:2379"},
-                                  {"listeners", "SSL://:9093,PLAINTEXT://:9092"}}),
-                   "inter-broker listener SSL"));
-  REQUIRE(startup_error({{"runnel.etcd.endpoints", "127.0.0.1:2379"},
-                         {"listeners", "SSL://:9093,PLAINTEXT://:9092"},
-                         {"inter.broker.listener.name", "PLAINTEXT"}}) == "");
+  // A cluster's brokers replicate over PLAINTEXT or SSL, on a listener they
+  // advertise: named, through security.inter.broker.protocol, or the first.
+  const std::map<std::string, std::string> cluster = {{"runnel.etcd.endpoints", "127.0.0.1:2379"},
+                                                      {"listeners", "SSL://:9093,PLAINTEXT://:9092"}};
+  REQUIRE(startup_error(cluster) == "");
+  auto with = [&](std::map<std::string, std::string> more) {
+    more.insert(cluster.begin(), cluster.end());
+    return startup_error(more);
+  };
+  REQUIRE(with({{"inter.broker.listener.name", "PLAINTEXT"}}) == "");
+  REQUIRE(with({{"security.inter.broker.protocol", "SSL"}}) == "");
+  REQUIRE(mentions(with({{"inter.broker.listener.name", "INTERNAL"}}),
+                   "the inter-broker listener INTERNAL is not among the advertised listeners"));
+  auto c = BrokerConfig::from({{"node.id", "1"}, {"security.inter.broker.protocol", "SSL"}});
+  REQUIRE(inter_broker_listener(c, "PLAINTEXT") == "SSL");
+  REQUIRE(inter_broker_listener(BrokerConfig::from({{"node.id", "1"}}), "FIRST") == "FIRST");
   // What Kafka's defaults and PLAINTEXT ask for still starts.
   REQUIRE(startup_error({{"authorizer.class.name", ""}}) == "");
   REQUIRE(startup_error({{"security.inter.broker.protocol", "PLAINTEXT"}}) == "");

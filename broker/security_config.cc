@@ -71,22 +71,19 @@ void refuse_unimplemented_security(const BrokerConfig& config, const std::map<st
   const auto protocols = protocol_map(config);
   refuse_listeners(protocols, config.listeners(), "listeners");
   refuse_listeners(protocols, config.advertised_listeners(), "advertised.listeners");
-  if (auto p = config.get_string("security.inter.broker.protocol"); p != "PLAINTEXT")
+  if (auto p = config.get_string("security.inter.broker.protocol"); !is_implemented(p))
     throw ConfigError("Invalid configuration security.inter.broker.protocol=" + p +
-                      ": Runnel's brokers replicate over PLAINTEXT only (TLS and SASL between brokers are not yet "
-                      "implemented)");
-  // A cluster's followers fetch over the inter-broker listener
-  // (inter.broker.listener.name, else the first advertised one) with a
-  // plaintext client: that listener must be PLAINTEXT.
+                      ": SASL is not yet implemented in Runnel; brokers replicate over PLAINTEXT or SSL");
+  // A cluster's followers fetch over the inter-broker listener, which must
+  // be one this broker advertises.
   if (!config.get_list("runnel.etcd.endpoints").empty()) {
     const auto advertised = config.advertised_listeners();
-    std::string ibl = config.get_optional("inter.broker.listener.name")
-                          .value_or(advertised.empty() ? std::string() : advertised.front().name);
-    auto it = protocols.find(ibl);
-    if (it != protocols.end() && it->second != "PLAINTEXT")
-      throw ConfigError("Invalid configuration: the inter-broker listener " + ibl + " uses " + it->second +
-                        ", and Runnel's brokers replicate over PLAINTEXT only (set inter.broker.listener.name to a " +
-                        "PLAINTEXT listener)");
+    const std::string ibl = inter_broker_listener(config, advertised.empty() ? std::string() : advertised.front().name);
+    bool found = false;
+    for (const auto& l : advertised) found = found || l.name == ibl;
+    if (!found)
+      throw ConfigError("Invalid configuration: the inter-broker listener " + ibl +
+                        " is not among the advertised listeners");
   }
   for (const auto& [k, v] : props)
     if (is_security_key(k, v))
@@ -126,6 +123,25 @@ std::optional<std::string> listener_value(const BrokerConfig& config, const std:
   // BrokerConfig::from keeps a per-listener ssl.* key under its full name.
   if (config.is_set(prefixed)) return config.get_optional(prefixed);
   return config.get_optional(key);
+}
+
+std::string inter_broker_listener(const BrokerConfig& config, const std::string& fallback) {
+  if (auto name = config.get_optional("inter.broker.listener.name")) return *name;
+  if (config.is_set("security.inter.broker.protocol")) return config.get_string("security.inter.broker.protocol");
+  return fallback;
+}
+
+std::shared_ptr<boost::asio::ssl::context> inter_broker_ssl_context(const BrokerConfig& config,
+                                                                    const std::string& listener) {
+  if (listener_security_protocol(config, listener) != "SSL") return nullptr;
+  security::SslConfigLookup lookup = [&config, listener](const std::string& key) {
+    return listener_value(config, listener, key);
+  };
+  try {
+    return security::create_client_ssl_context(lookup);
+  } catch (const security::SslConfigError& e) {
+    throw ConfigError("Invalid SSL configuration of the inter-broker listener " + listener + ": " + e.what());
+  }
 }
 
 }  // namespace runnel::broker

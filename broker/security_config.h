@@ -11,6 +11,9 @@
 
 #include "broker/config.h"
 
+namespace boost::asio::ssl {
+class context;
+}
 namespace runnel::security {
 class ChannelBuilder;
 }
@@ -36,6 +39,17 @@ std::shared_ptr<const security::ChannelBuilder> channel_builder(const BrokerConf
 // listener.security.protocol.map (which startup checked names every
 // listener); PLAINTEXT for a name it lacks.
 std::string listener_security_protocol(const BrokerConfig& config, const std::string& listener);
+
+// The listener brokers replicate over: inter.broker.listener.name, else the
+// listener named after security.inter.broker.protocol when that is set (as
+// Kafka names it), else `fallback` (the first advertised listener).
+std::string inter_broker_listener(const BrokerConfig& config, const std::string& fallback);
+
+// TLS for the connections this broker opens to the others on `listener`
+// (its replica fetchers), from that listener's ssl.* configs: nullptr when
+// the listener is PLAINTEXT. Throws ConfigError naming the key.
+std::shared_ptr<boost::asio::ssl::context> inter_broker_ssl_context(const BrokerConfig& config,
+                                                                    const std::string& listener);
 
 // A key's value for one listener: Kafka's per-listener override
 // listener.name.<lower-case listener>.<key>, else the broker's value or

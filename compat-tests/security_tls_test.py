@@ -23,7 +23,8 @@ Refusals, each with the broker still serving afterwards: an unknown CA's
 client certificate, an expired one, no certificate where one is required,
 a plaintext client on the TLS port, a TLS client on the plaintext port.
 A three-broker cluster (etcd, cluster_harness) replicating over PLAINTEXT
-serves TLS clients on every broker's SSL listener.
+serves TLS clients on every broker's SSL listener; another replicates over
+its SSL listener with mTLS between the brokers.
 The Java client and Kafka's CLI tools (kafka-topics, the console producer
 and consumer with a group) over mTLS, with Kafka 4.1.1's jars.
 Startup refusals: a JKS key store (with how to convert it), an SSL listener
@@ -72,7 +73,7 @@ class Certs:
         self.ca = self._ca("ca", "/O=Runnel/CN=Runnel Test CA")
         self.other_ca = self._ca("other-ca", "/CN=Unknown CA")
         self.server = self._leaf("server", "/O=Runnel/CN=localhost", self.ca, 2,
-                                 "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+                                 "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n")
         self.client = self._leaf("client", "/C=US/O=Runnel/OU=eng/CN=client", self.ca, 2,
                                  "extendedKeyUsage=clientAuth\n")
         self.expired = self._leaf("expired", "/O=Runnel/CN=expired", self.ca, -1, "extendedKeyUsage=clientAuth\n")
@@ -519,6 +520,34 @@ def test_cluster_ssl_clients():
         assert len(got) == 300 and all(got[i] == value(i) for i in range(300)), len(got)
 
 
+def test_cluster_replicates_over_mtls():
+    """Three brokers replicating over their SSL listener (inter.broker.listener.name)
+    with ssl.client.auth=required: each follower's fetcher presents the
+    broker's own certificate and checks the leader's against its address
+    (ssl.endpoint.identification.algorithm=https). acks=all with
+    min.insync.replicas=3 succeeds only if both followers fetch."""
+    overrides = {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", "inter.broker.listener.name": "SSL",
+                 "ssl.keystore.type": "PKCS12", "ssl.keystore.location": CERTS.server_p12,
+                 "ssl.keystore.password": "storepass", "ssl.truststore.type": "PEM",
+                 "ssl.truststore.location": CERTS.ca[0], "ssl.client.auth": "required"}
+    with Cluster(3, overrides=overrides) as c:
+        config = {"bootstrap.servers": c.bootstrap(), "broker.address.family": "v4"}
+        admin = AdminClient(config)
+        topic = "replicated-over-tls"
+        admin.create_topics([NewTopic(topic, 3, 3, config={"min.insync.replicas": "3"})], operation_timeout=30,
+                            request_timeout=BOUND)[topic].result(BOUND)
+        errors = []
+        p = Producer(dict(config, **{"acks": "all", "message.timeout.ms": 60000}))
+        for i in range(300):
+            p.produce(topic, value(i), str(i).encode(), partition=i % 3, on_delivery=lambda e, m: e and errors.append(e))
+        assert p.flush(BOUND) == 0 and not errors, errors[:3]
+        for i, b in c.brokers.items():
+            text = b.log_text()
+            assert "replica fetchers connect over TLS on listener SSL (host name checked: yes)" in text, i
+            assert "client certificate CN=localhost,O=Runnel is principal User:CN=localhost,O=Runnel" in text, i
+            assert "TLS handshake with broker" not in text, "node %d: a fetcher's handshake failed" % i
+
+
 def test_startup_refusals():
     ssl_listener = {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0"}
     startup_refused(dict(ssl_listener, **{"ssl.keystore.location": CERTS.jks, "ssl.keystore.password": "x"}),
@@ -541,6 +570,7 @@ if __name__ == "__main__":
             ("the Java client and Kafka's CLI tools over mTLS", test_java_clients),
             ("ssl.enabled.protocols, ssl.cipher.suites, idle expiry over TLS", test_protocols_ciphers_idle),
             ("a three-broker cluster serves TLS clients on every broker", test_cluster_ssl_clients),
+            ("a three-broker cluster replicates over mTLS", test_cluster_replicates_over_mtls),
             ("TLS configurations that cannot serve stop startup", test_startup_refusals),
         ])
     finally:

@@ -340,6 +340,14 @@ void set_client_auth(const SslConfigLookup& config, SSL_CTX* ctx) {
   if (!SSL_CTX_set_session_id_context(ctx, kContext, sizeof kContext - 1)) fail("Cannot set the session id context");
 }
 
+void use_keystore(const KeyStore& ks, SSL_CTX* ctx) {
+  if (!SSL_CTX_use_certificate(ctx, ks.chain.front().get())) fail("Cannot use the key store's certificate");
+  for (size_t i = 1; i < ks.chain.size(); ++i)
+    if (!SSL_CTX_add1_chain_cert(ctx, ks.chain[i].get())) fail("Cannot use the key store's certificate chain");
+  if (!SSL_CTX_use_PrivateKey(ctx, ks.key.get())) fail("Cannot use the key store's private key");
+  if (!SSL_CTX_check_private_key(ctx)) fail("The key store's private key does not match its certificate");
+}
+
 }  // namespace
 
 std::shared_ptr<ssl::context> create_server_ssl_context(const SslConfigLookup& config) {
@@ -349,15 +357,20 @@ std::shared_ptr<ssl::context> create_server_ssl_context(const SslConfigLookup& c
   SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   set_protocols(config, ctx);
   set_cipher_suites(config, ctx);
-
-  KeyStore ks = load_keystore(config);
-  if (!SSL_CTX_use_certificate(ctx, ks.chain.front().get())) fail("Cannot use the key store's certificate");
-  for (size_t i = 1; i < ks.chain.size(); ++i)
-    if (!SSL_CTX_add1_chain_cert(ctx, ks.chain[i].get())) fail("Cannot use the key store's certificate chain");
-  if (!SSL_CTX_use_PrivateKey(ctx, ks.key.get())) fail("Cannot use the key store's private key");
-  if (!SSL_CTX_check_private_key(ctx)) fail("The key store's private key does not match its certificate");
-
+  use_keystore(load_keystore(config), ctx);
   set_client_auth(config, ctx);
+  return context;
+}
+
+std::shared_ptr<ssl::context> create_client_ssl_context(const SslConfigLookup& config) {
+  auto context = std::make_shared<ssl::context>(ssl::context::tls_client);
+  SSL_CTX* ctx = context->native_handle();
+  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+  set_protocols(config, ctx);
+  set_cipher_suites(config, ctx);
+  if (config("ssl.keystore.location") || config("ssl.keystore.key")) use_keystore(load_keystore(config), ctx);
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  load_truststore(config, ctx);
   return context;
 }
 

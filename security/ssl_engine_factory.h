@@ -44,4 +44,10 @@ class SslConfigError : public std::invalid_argument {
 
 std::shared_ptr<boost::asio::ssl::context> create_server_ssl_context(const SslConfigLookup& config);
 
+// The client side, for a broker's connections to other brokers (Kafka's
+// SslFactory in client mode on the inter-broker listener's configs): the
+// server must present a certificate the trust store vouches for; the key
+// store, when set, is this broker's client certificate (mTLS).
+std::shared_ptr<boost::asio::ssl::context> create_client_ssl_context(const SslConfigLookup& config);
+
 }  // namespace runnel::security

@@ -79,8 +79,25 @@ awaitable<void> PlaintextTransportLayer::write_file(int fd, off_t offset, size_t
 SslTransportLayer::SslTransportLayer(tcp::socket socket, std::shared_ptr<asio::ssl::context> context)
     : TransportLayer(std::move(socket)), context_(std::move(context)), stream_(socket_, *context_) {}
 
+SslTransportLayer::SslTransportLayer(tcp::socket socket, std::shared_ptr<asio::ssl::context> context,
+                                     std::string verify_host)
+    : SslTransportLayer(std::move(socket), std::move(context)) {
+  side_ = asio::ssl::stream_base::client;
+  if (verify_host.empty()) return;
+  SSL* ssl = stream_.native_handle();
+  error_code ec;
+  asio::ip::make_address(verify_host, ec);
+  if (!ec) {
+    // An address is checked against the certificate's IP SANs.
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), verify_host.c_str());
+  } else {
+    SSL_set_tlsext_host_name(ssl, verify_host.c_str());  // SNI
+    SSL_set1_host(ssl, verify_host.c_str());
+  }
+}
+
 awaitable<std::string> SslTransportLayer::handshake() {
-  auto [ec] = co_await stream_.async_handshake(asio::ssl::stream_base::server, as_tuple_awaitable);
+  auto [ec] = co_await stream_.async_handshake(side_, as_tuple_awaitable);
   if (!ec) co_return std::string();
   std::string why = ec.message();
   // OpenSSL's error says only "certificate verify failed"; the verify

@@ -10,6 +10,7 @@
 // connection's two loops need (Asio's ssl::stream allows exactly that).
 #pragma once
 
+#include <openssl/x509.h>
 #include <sys/types.h>
 
 #include <memory>
@@ -84,6 +85,10 @@ class SslTransportLayer final : public TransportLayer {
   static std::string fetch_path();
 
   SslTransportLayer(tcp::socket socket, std::shared_ptr<asio::ssl::context> context);
+  // The client side (a broker connecting to another): `verify_host`, when
+  // not empty, is the name or address the server's certificate must carry
+  // (Kafka's ssl.endpoint.identification.algorithm=https).
+  SslTransportLayer(tcp::socket socket, std::shared_ptr<asio::ssl::context> context, std::string verify_host);
   awaitable<std::string> handshake() override;
   awaitable<error_code> read(asio::mutable_buffer buffer) override;
   awaitable<void> write(asio::const_buffer buffer) override;
@@ -94,6 +99,7 @@ class SslTransportLayer final : public TransportLayer {
  private:
   std::shared_ptr<asio::ssl::context> context_;  // outlives the stream
   asio::ssl::stream<tcp::socket&> stream_;
+  asio::ssl::stream_base::handshake_type side_ = asio::ssl::stream_base::server;
   std::vector<uint8_t> file_buffer_;  // a file region's bytes on their way to TLS
 };
 
