@@ -24,7 +24,8 @@ client certificate, an expired one, no certificate where one is required,
 a plaintext client on the TLS port, a TLS client on the plaintext port.
 A three-broker cluster (etcd, cluster_harness) replicating over PLAINTEXT
 serves TLS clients on every broker's SSL listener; another replicates over
-its SSL listener with mTLS between the brokers.
+its SSL listener with mTLS between the brokers; in a third the brokers'
+certificates name another host and the fetchers refuse their leaders.
 The Java client and Kafka's CLI tools (kafka-topics, the console producer
 and consumer with a group) over mTLS, with Kafka 4.1.1's jars.
 Startup refusals: a JKS key store (with how to convert it), an SSL listener
@@ -74,6 +75,10 @@ class Certs:
         self.other_ca = self._ca("other-ca", "/CN=Unknown CA")
         self.server = self._leaf("server", "/O=Runnel/CN=localhost", self.ca, 2,
                                  "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n")
+        self.elsewhere = self._leaf("elsewhere", "/O=Runnel/CN=elsewhere.example", self.ca, 2,
+                                    "subjectAltName=DNS:elsewhere.example\nextendedKeyUsage=serverAuth,clientAuth\n")
+        self.elsewhere_pem = self.path("elsewhere-keystore.pem")
+        self._concat(self.elsewhere_pem, self.elsewhere[1], self.elsewhere[0])
         self.client = self._leaf("client", "/C=US/O=Runnel/OU=eng/CN=client", self.ca, 2,
                                  "extendedKeyUsage=clientAuth\n")
         self.expired = self._leaf("expired", "/O=Runnel/CN=expired", self.ca, -1, "extendedKeyUsage=clientAuth\n")
@@ -548,6 +553,34 @@ def test_cluster_replicates_over_mtls():
             assert "TLS handshake with broker" not in text, "node %d: a fetcher's handshake failed" % i
 
 
+def test_cluster_checks_leader_host():
+    """Brokers whose certificate names another host: each follower's fetcher
+    refuses its leader (ssl.endpoint.identification.algorithm=https), and
+    acks=all with min.insync.replicas=3 is not acknowledged."""
+    overrides = {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", "inter.broker.listener.name": "SSL",
+                 "ssl.keystore.type": "PEM", "ssl.keystore.location": CERTS.elsewhere_pem,
+                 "ssl.truststore.type": "PEM", "ssl.truststore.location": CERTS.ca[0]}
+    with Cluster(3, overrides=overrides) as c:
+        admin = AdminClient({"bootstrap.servers": c.bootstrap(), "broker.address.family": "v4"})
+        topic = "wrong-host"
+        admin.create_topics([NewTopic(topic, 1, 3, config={"min.insync.replicas": "3"})], operation_timeout=30,
+                            request_timeout=BOUND)[topic].result(BOUND)
+        deadline = time.monotonic() + BOUND
+        refused = None
+        while refused is None and time.monotonic() < deadline:
+            for b in c.brokers.values():
+                refused = refused or re.search(r"TLS handshake with broker 127\.0\.0\.1:\d+ failed: .*IP address mismatch",
+                                               b.log_text())
+            time.sleep(0.2)
+        assert refused, "no fetcher refused a leader whose certificate names another host"
+        errors = []
+        p = Producer({"bootstrap.servers": c.bootstrap(), "broker.address.family": "v4", "acks": "all",
+                      "message.timeout.ms": 5000})
+        p.produce(topic, b"x", on_delivery=lambda e, m: errors.append(e))
+        p.flush(BOUND)
+        assert errors and errors[0] is not None, "acknowledged without its followers: %s" % errors
+
+
 def test_startup_refusals():
     ssl_listener = {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0"}
     startup_refused(dict(ssl_listener, **{"ssl.keystore.location": CERTS.jks, "ssl.keystore.password": "x"}),
@@ -571,6 +604,7 @@ if __name__ == "__main__":
             ("ssl.enabled.protocols, ssl.cipher.suites, idle expiry over TLS", test_protocols_ciphers_idle),
             ("a three-broker cluster serves TLS clients on every broker", test_cluster_ssl_clients),
             ("a three-broker cluster replicates over mTLS", test_cluster_replicates_over_mtls),
+            ("fetchers refuse a leader whose certificate names another host", test_cluster_checks_leader_host),
             ("TLS configurations that cannot serve stop startup", test_startup_refusals),
         ])
     finally:
