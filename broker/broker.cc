@@ -151,8 +151,9 @@ void Broker::open_cluster_metadata() {
 
 void Broker::start_replication() {
   // Followers fetch from their leader's endpoint on the inter-broker
-  // listener (inter.broker.listener.name, else the first listener).
-  const std::string listener = config_.get_optional("inter.broker.listener.name").value_or(advertised_.front().name);
+  // listener (inter.broker.listener.name, else security.inter.broker.protocol's,
+  // else the first listener), over TLS when it is SSL.
+  const std::string listener = inter_broker_listener(config_, advertised_.front().name);
   auto resolve = [this, listener](NodeId node) -> std::optional<std::pair<std::string, uint16_t>> {
     const cluster::BrokerRegistration* b = metadata_cache_->broker(node);
     const cluster::BrokerEndpoint* e = b ? endpoint_for(*b, listener) : nullptr;
@@ -161,8 +162,16 @@ void Broker::start_replication() {
   };
   auto broker_epoch = [this] { return member_ ? member_->broker_epoch() : int64_t{-1}; };
   auto blocking = [this](std::function<std::error_code()> fn) { return run_blocking(std::move(fn)); };
-  fetchers_ = std::make_unique<replication::ReplicaFetcherManager>(
-      io_.get_executor(), replication::fetcher_options(config_, NodeId(node_id_)), resolve, broker_epoch, blocking);
+  auto options = replication::fetcher_options(config_, NodeId(node_id_));
+  options.tls = inter_broker_ssl_context(config_, listener);
+  // Kafka's ssl.endpoint.identification.algorithm: "https" checks the
+  // leader's certificate against its host; empty does not.
+  options.verify_host = listener_value(config_, listener, "ssl.endpoint.identification.algorithm").value_or("") == "https";
+  if (options.tls)
+    RLOG_INFO("replica fetchers connect over TLS on listener %s (host name checked: %s)", listener.c_str(),
+              options.verify_host ? "yes" : "no");
+  fetchers_ = std::make_unique<replication::ReplicaFetcherManager>(io_.get_executor(), std::move(options), resolve,
+                                                                   broker_epoch, blocking);
   alter_partitions_ =
       std::make_unique<AlterPartitionManager>(*this, std::chrono::milliseconds(config_.get_long("replica.lag.time.max.ms")));
   Followers followers{

@@ -19,6 +19,18 @@ bool parse_number(const std::string& s, N& out) {
   return ec == std::errc() && p == t.data() + t.size() && !t.empty();
 }
 
+// listener.name.<listener>.<key>: the broker key a per-listener override
+// sets, when it is one that may be set per listener (ssl.*), else nullptr.
+const ConfigKey* listener_override_key(const std::string& name) {
+  const std::string prefix = "listener.name.";
+  if (!name.starts_with(prefix)) return nullptr;
+  auto dot = name.find('.', prefix.size());
+  if (dot == std::string::npos) return nullptr;
+  std::string key = name.substr(dot + 1);
+  if (!key.starts_with("ssl.")) return nullptr;
+  return find_broker_key(key);
+}
+
 }  // namespace
 
 std::map<std::string, std::string> BrokerConfig::parse_properties(const std::string& text) {
@@ -49,6 +61,7 @@ BrokerConfig BrokerConfig::from(std::map<std::string, std::string> props) {
   BrokerConfig c;
   for (auto& [k, v] : props) {
     const ConfigKey* key = find_broker_key(k);
+    if (!key) key = listener_override_key(k);  // validated as the key it overrides
     if (!key) {
       c.unknown_.push_back(k);
       continue;

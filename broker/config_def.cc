@@ -35,6 +35,9 @@ const std::vector<std::string> kTimestampTypes = {"CreateTime", "LogAppendTime"}
 constexpr const char* kSingleController = "a single Runnel node is its own controller";
 constexpr const char* kNoTransactions = "transactions are not implemented yet";
 constexpr const char* kKernelBuffers = "sockets keep the kernel's default buffer sizes";
+constexpr const char* kOpenSsl = "TLS is OpenSSL's: the version is negotiated within ssl.enabled.protocols, with OpenSSL's key and trust handling and random numbers";
+constexpr const char* kNoBrokerTls = "a single node connects to no other broker (a cluster's replica fetchers check the leader's host name with it)";
+constexpr const char* kNoReload = "key stores are not reloaded at runtime yet";
 constexpr const char* kBackgroundCleaner = "the cleaner runs in the periodic background log work";
 
 // KafkaConfig's keys (ServerConfigs, ServerLogConfigs, SocketServerConfigs,
@@ -50,9 +53,10 @@ const std::vector<ConfigKey> kBrokerKeys = {
     {"listener.security.protocol.map", T::list,
      "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", {}, I::low},
     // The listener brokers reach each other on (a cluster's replica fetches);
-    // unset: the first listener, as security.inter.broker.protocol names it.
+    // unset: the listener security.inter.broker.protocol names when that is
+    // set, else the first listener (security_config.h).
     {"inter.broker.listener.name", T::string, nullptr, {}, I::medium, nullptr, DynamicUpdate::read_only},
-    // Only PLAINTEXT is served until security lands (security_config.h).
+    // PLAINTEXT or SSL; SASL is refused until it lands (security_config.h).
     {"security.inter.broker.protocol", T::string, "PLAINTEXT", one_of({"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}),
      I::medium},
     {"broker.rack", T::string, nullptr, {}, I::medium},
@@ -61,6 +65,31 @@ const std::vector<ConfigKey> kBrokerKeys = {
     {"authorizer.class.name", T::string, "", {}, I::low},
     {"super.users", T::string, nullptr, {}, I::low},
     {"allow.everyone.if.no.acl.found", T::boolean, "false", {}, I::low},
+    // TLS (SslConfigs, BrokerSecurityConfigs), each also settable per
+    // listener as listener.name.<listener>.ssl.* (security/ssl_engine_factory.h).
+    {"ssl.keystore.type", T::string, "JKS", {}, I::medium},
+    {"ssl.keystore.location", T::string, nullptr, {}, I::high},
+    {"ssl.keystore.password", T::password, nullptr, {}, I::high},
+    {"ssl.key.password", T::password, nullptr, {}, I::high},
+    {"ssl.keystore.key", T::password, nullptr, {}, I::high},
+    {"ssl.keystore.certificate.chain", T::password, nullptr, {}, I::high},
+    {"ssl.truststore.type", T::string, "JKS", {}, I::medium},
+    {"ssl.truststore.location", T::string, nullptr, {}, I::high},
+    {"ssl.truststore.password", T::password, nullptr, {}, I::high},
+    {"ssl.truststore.certificates", T::password, nullptr, {}, I::high},
+    {"ssl.client.auth", T::string, "none", one_of({"required", "requested", "none"}), I::medium},
+    {"ssl.enabled.protocols", T::list, "TLSv1.2,TLSv1.3", {}, I::medium},
+    {"ssl.cipher.suites", T::list, nullptr, {}, I::low},
+    {"ssl.principal.mapping.rules", T::string, "DEFAULT", {}, I::low},
+    {"ssl.protocol", T::string, "TLSv1.3", {}, I::medium, nullptr, DynamicUpdate::read_only, kOpenSsl},
+    {"ssl.provider", T::string, nullptr, {}, I::medium, nullptr, DynamicUpdate::read_only, kOpenSsl},
+    {"ssl.keymanager.algorithm", T::string, "SunX509", {}, I::low, nullptr, DynamicUpdate::read_only, kOpenSsl},
+    {"ssl.trustmanager.algorithm", T::string, "PKIX", {}, I::low, nullptr, DynamicUpdate::read_only, kOpenSsl},
+    {"ssl.secure.random.implementation", T::string, nullptr, {}, I::low, nullptr, DynamicUpdate::read_only, kOpenSsl},
+    {"ssl.endpoint.identification.algorithm", T::string, "https", {}, I::low, nullptr, DynamicUpdate::read_only,
+     kNoBrokerTls, true},
+    {"ssl.allow.dn.changes", T::boolean, "false", {}, I::low, nullptr, DynamicUpdate::read_only, kNoReload},
+    {"ssl.allow.san.changes", T::boolean, "false", {}, I::low, nullptr, DynamicUpdate::read_only, kNoReload},
     // Log directories.
     {"log.dirs", T::list, nullptr, {}, I::high},
     {"log.dir", T::string, "/tmp/kafka-logs", {}, I::high},

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "broker/config.h"
+#include "broker/security_config.h"
 #include "broker/topic_config.h"
 
 using namespace runnel::broker;
@@ -95,32 +96,48 @@ bool mentions(const std::string& text, const std::string& word) { return text.fi
 
 TEST_CASE("a listener or key asking for security Runnel lacks stops startup", "[config]") {
   // Kafka's default listener.security.protocol.map maps these names to themselves.
-  for (const char* l : {"SSL://:9093", "SASL_PLAINTEXT://:9094", "SASL_SSL://:9095"}) {
+  for (const char* l : {"SASL_PLAINTEXT://:9094", "SASL_SSL://:9095"}) {
     auto err = startup_error({{"listeners", std::string("PLAINTEXT://:9092,") + l}});
     INFO(err);
     REQUIRE(mentions(err, std::string(l).substr(0, std::string(l).find(':'))));
-    REQUIRE(mentions(err, "does not implement"));
+    REQUIRE(mentions(err, "SASL is not yet implemented"));
   }
   // Through a mapped listener name, and in advertised.listeners.
   auto err = startup_error({{"listeners", "CLIENT://:9092"},
                             {"listener.security.protocol.map", "CLIENT:SASL_SSL,CONTROLLER:PLAINTEXT"}});
   REQUIRE(mentions(err, "listener CLIENT uses security protocol SASL_SSL"));
-  REQUIRE(mentions(startup_error({{"advertised.listeners", "SSL://h:9093"}}), "advertised.listeners"));
+  REQUIRE(mentions(startup_error({{"advertised.listeners", "SASL_SSL://h:9093"}}), "advertised.listeners"));
   // A listener name the map does not define is Kafka's startup error too.
   REQUIRE(mentions(startup_error({{"listeners", "CLIENT://:9092"}}), "no security protocol defined for listener CLIENT"));
   REQUIRE(mentions(startup_error({{"listener.security.protocol.map", "PLAINTEXT:TLS"}}), "listener.security.protocol.map"));
 
   for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{
-           {"ssl.keystore.location", "/k.jks"},
            {"sasl.enabled.mechanisms", "PLAIN"},
-           {"listener.name.plaintext.ssl.client.auth", "required"},
            {"listener.name.client.plain.sasl.jaas.config", "x"},
+           {"ssl.engine.factory.class", "com.example.Factory"},
+           {"listener.name.ssl.ssl.engine.factory.class", "com.example.Factory"},
            {"authorizer.class.name", "com.example.MyAuthorizer"},
-           {"security.inter.broker.protocol", "SSL"}}) {
+           {"security.inter.broker.protocol", "SASL_SSL"}}) {
     auto e = startup_error({{k, v}});
     INFO(k << " -> " << e);
     REQUIRE(mentions(e, k));
   }
+  // A cluster's brokers replicate over PLAINTEXT or SSL, on a listener they
+  // advertise: named, through security.inter.broker.protocol, or the first.
+  const std::map<std::string, std::string> cluster = {{"runnel.etcd.endpoints", "127.0.0.1:2379"},
+                                                      {"listeners", "SSL://:9093,PLAINTEXT://:9092"}};
+  REQUIRE(startup_error(cluster) == "");
+  auto with = [&](std::map<std::string, std::string> more) {
+    more.insert(cluster.begin(), cluster.end());
+    return startup_error(more);
+  };
+  REQUIRE(with({{"inter.broker.listener.name", "PLAINTEXT"}}) == "");
+  REQUIRE(with({{"security.inter.broker.protocol", "SSL"}}) == "");
+  REQUIRE(mentions(with({{"inter.broker.listener.name", "INTERNAL"}}),
+                   "the inter-broker listener INTERNAL is not among the advertised listeners"));
+  auto c = BrokerConfig::from({{"node.id", "1"}, {"security.inter.broker.protocol", "SSL"}});
+  REQUIRE(inter_broker_listener(c, "PLAINTEXT") == "SSL");
+  REQUIRE(inter_broker_listener(BrokerConfig::from({{"node.id", "1"}}), "FIRST") == "FIRST");
   // What Kafka's defaults and PLAINTEXT ask for still starts.
   REQUIRE(startup_error({{"authorizer.class.name", ""}}) == "");
   // Kafka's own authorizers are Runnel's (security/authorizer/).
@@ -131,6 +148,29 @@ TEST_CASE("a listener or key asking for security Runnel lacks stops startup", "[
   REQUIRE(startup_error({{"security.inter.broker.protocol", "PLAINTEXT"}}) == "");
   REQUIRE(startup_error({{"listeners", "PLAINTEXT://:9092,CONTROLLER://:9093"}}) == "");
   REQUIRE(startup_error({{"listeners", "CLIENT://:9092"}, {"listener.security.protocol.map", "CLIENT:PLAINTEXT"}}) == "");
+}
+
+TEST_CASE("SSL listeners and their ssl.* keys, per listener too", "[config][ssl]") {
+  REQUIRE(startup_error({{"listeners", "PLAINTEXT://:9092,SSL://:9093"}}) == "");
+  REQUIRE(startup_error({{"listeners", "CLIENT://:9093"}, {"listener.security.protocol.map", "CLIENT:SSL"}}) == "");
+  auto c = BrokerConfig::from({{"node.id", "1"},
+                               {"listeners", "INTERNAL://:9092,EXTERNAL://:9093"},
+                               {"listener.security.protocol.map", "INTERNAL:SSL,EXTERNAL:SSL"},
+                               {"ssl.client.auth", "requested"},
+                               {"ssl.keystore.type", "PEM"},
+                               {"listener.name.external.ssl.client.auth", "required"}});
+  REQUIRE(c.unknown_keys().empty());
+  REQUIRE(listener_value(c, "EXTERNAL", "ssl.client.auth") == "required");
+  REQUIRE(listener_value(c, "INTERNAL", "ssl.client.auth") == "requested");
+  REQUIRE(listener_value(c, "EXTERNAL", "ssl.keystore.type") == "PEM");
+  // Kafka's defaults.
+  REQUIRE(listener_value(c, "INTERNAL", "ssl.enabled.protocols") == "TLSv1.2,TLSv1.3");
+  REQUIRE(listener_value(c, "INTERNAL", "ssl.truststore.type") == "JKS");
+  REQUIRE(listener_value(c, "INTERNAL", "ssl.principal.mapping.rules") == "DEFAULT");
+  REQUIRE_FALSE(listener_value(c, "INTERNAL", "ssl.keystore.location").has_value());
+  // A per-listener value is checked as the key it overrides.
+  REQUIRE(mentions(startup_error({{"listener.name.external.ssl.client.auth", "always"}}), "ssl.client.auth"));
+  REQUIRE(mentions(startup_error({{"ssl.client.auth", "sometimes"}}), "String must be one of"));
 }
 
 TEST_CASE("connections.max.idle.ms takes any long, as Kafka's does", "[config]") {

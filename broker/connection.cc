@@ -1,7 +1,5 @@
 #include "broker/connection.h"
 
-#include <sys/sendfile.h>
-
 #include <cassert>
 
 #include "broker/api_registry.h"
@@ -9,6 +7,7 @@
 #include "broker/logging.h"
 #include "protocol/error_codes.h"
 #include "protocol/messages/18_api_versions.h"
+#include "security/channel_builder.h"
 
 namespace runnel::broker {
 
@@ -38,22 +37,26 @@ void put_size_prefix(proto::Bytes& bytes, size_t body_size) {
 
 }  // namespace
 
-Connection::Connection(tcp::socket socket, Broker& broker, std::string listener_name)
-    : socket_(std::move(socket)),
+Connection::Connection(tcp::socket socket, Broker& broker, std::string listener_name,
+                       std::shared_ptr<const security::ChannelBuilder> channel_builder)
+    : channel_builder_(std::move(channel_builder)),
+      transport_(channel_builder_->build(std::move(socket))),
       broker_(broker),
       listener_name_(std::move(listener_name)),
-      responses_(socket_.get_executor(), kResponseQueueDepth),
+      responses_(transport_->socket().get_executor(), kResponseQueueDepth),
       last_activity_(std::chrono::steady_clock::now()) {
   error_code ec;
-  auto ep = socket_.remote_endpoint(ec);
+  auto ep = transport_->socket().remote_endpoint(ec);
   peer_ = ec ? "unknown" : ep.address().to_string() + ":" + std::to_string(ep.port());
-  socket_.set_option(tcp::no_delay(true), ec);
+  transport_->socket().set_option(tcp::no_delay(true), ec);
 }
+
+Connection::~Connection() = default;
 
 void Connection::start() {
   auto self = shared_from_this();
   broker_.connection_opened(self);
-  asio::co_spawn(socket_.get_executor(),
+  asio::co_spawn(transport_->socket().get_executor(),
                  [self]() -> awaitable<void> {
                    co_await ((self->request_loop() && self->response_loop()) || self->idle_watchdog());
                  },
@@ -73,24 +76,46 @@ void Connection::start() {
 void Connection::close() {
   if (closed_) return;
   closed_ = true;
-  error_code ec;
-  socket_.shutdown(tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
+  transport_->close();
   responses_.close();
 }
 
 void Connection::stop_reading() {
   stop_reading_ = true;
-  error_code ec;
-  socket_.shutdown(tcp::socket::shutdown_receive, ec);  // a pending read ends now
+  transport_->shutdown_receive();  // a pending read ends now
+}
+
+awaitable<bool> Connection::authenticate() {
+  if (auto why = co_await transport_->handshake(); !why.empty()) {
+    // Kafka logs a failed handshake as a failed authentication, at INFO:
+    // a client's mistake (unknown CA, expired certificate, plaintext on a
+    // TLS port), not the broker's.
+    RLOG_INFO("failed authentication with %s on listener %s (%s handshake failed: %s)", peer_.c_str(),
+              listener_name_.c_str(), channel_builder_->security_protocol().c_str(), why.c_str());
+    co_return false;
+  }
+  auto principal = channel_builder_->principal(*transport_);
+  if (!principal) {
+    RLOG_INFO("failed authentication with %s on listener %s: no ssl.principal.mapping.rules rule applies to %s",
+              peer_.c_str(), listener_name_.c_str(), transport_->peer_subject().value_or("").c_str());
+    co_return false;
+  }
+  principal_ = std::move(*principal);
+  // Only certificate-bearing clients (mTLS) get a line: which certificate
+  // became which principal is what an operator debugging ACLs needs.
+  if (auto dn = transport_->peer_subject())
+    RLOG_INFO("connection from %s on listener %s: client certificate %s is principal %s", peer_.c_str(),
+              listener_name_.c_str(), dn->c_str(), principal_.to_string().c_str());
+  last_activity_ = std::chrono::steady_clock::now();
+  co_return true;
 }
 
 awaitable<void> Connection::request_loop() {
   const int32_t max_request = broker_.config().get_int("socket.request.max.bytes");
-  for (;;) {
+  const bool authenticated = co_await authenticate();
+  while (authenticated) {
     uint8_t size_buf[4];
-    auto [ec, n] = co_await asio::async_read(socket_, asio::buffer(size_buf), as_tuple_awaitable);
-    if (ec) break;
+    if (co_await transport_->read(asio::buffer(size_buf))) break;
     last_activity_ = std::chrono::steady_clock::now();
     int32_t size = static_cast<int32_t>((uint32_t{size_buf[0]} << 24) | (uint32_t{size_buf[1]} << 16) |
                                         (uint32_t{size_buf[2]} << 8) | size_buf[3]);
@@ -104,9 +129,7 @@ awaitable<void> Connection::request_loop() {
     // Not zero-filled: every byte is overwritten by the read (zeroing it
     // first showed up as 4% of a produce profile).
     auto frame = std::make_shared_for_overwrite<uint8_t[]>(static_cast<size_t>(size));
-    auto [ec2, n2] = co_await asio::async_read(socket_, asio::buffer(frame.get(), static_cast<size_t>(size)),
-                                               as_tuple_awaitable);
-    if (ec2) break;
+    if (co_await transport_->read(asio::buffer(frame.get(), static_cast<size_t>(size)))) break;
     last_activity_ = std::chrono::steady_clock::now();
     ++unanswered_;
     // A malformed request ends the connection, but only after the responses
@@ -151,6 +174,7 @@ awaitable<bool> Connection::serve(std::shared_ptr<uint8_t[]> frame, size_t size)
   }
 
   RequestContext ctx{broker_, header, peer_.substr(0, peer_.rfind(':')), listener_name_};
+  ctx.principal = principal_;
   OutboundResponse out;
   out.bytes.resize(4);  // size prefix, filled in below
   proto::Writer writer(out.bytes);
@@ -229,32 +253,16 @@ awaitable<void> Connection::response_loop() {
 awaitable<void> Connection::write_response(OutboundResponse& r) {
   size_t from = 0;
   for (auto& splice : r.splices) {
-    if (splice.at > from)
-      co_await asio::async_write(socket_, asio::buffer(r.bytes.data() + from, splice.at - from), use_awaitable);
+    if (splice.at > from) co_await transport_->write(asio::buffer(r.bytes.data() + from, splice.at - from));
     from = splice.at;
-    // sendfile(2) from the segment straight to the socket: no copy in user space.
-    off_t offset = splice.region.offset;
-    size_t left = static_cast<size_t>(splice.region.length);
-    while (left > 0) {
-      ssize_t sent = ::sendfile(socket_.native_handle(), splice.region.fd, &offset, left);
-      if (sent > 0) {
-        left -= static_cast<size_t>(sent);
-      } else if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
-        co_await socket_.async_wait(tcp::socket::wait_write, use_awaitable);
-      } else {
-        // The file shrank under us (retention or truncation raced the read):
-        // the frame can no longer be completed, so the connection must go.
-        throw boost::system::system_error(error_code(sent < 0 ? errno : EIO, boost::system::system_category()));
-      }
-    }
+    co_await transport_->write_file(splice.region.fd, splice.region.offset, static_cast<size_t>(splice.region.length));
   }
-  if (from < r.bytes.size())
-    co_await asio::async_write(socket_, asio::buffer(r.bytes.data() + from, r.bytes.size() - from), use_awaitable);
+  if (from < r.bytes.size()) co_await transport_->write(asio::buffer(r.bytes.data() + from, r.bytes.size() - from));
 }
 
 awaitable<void> Connection::idle_watchdog() {
   const int64_t idle_ms = broker_.config().get_long("connections.max.idle.ms");
-  asio::steady_timer timer(socket_.get_executor());
+  asio::steady_timer timer(transport_->socket().get_executor());
   if (idle_ms < 0 || idle_ms > kNeverIdleMs) {
     // Kafka's Selector keeps no idle expiry at all for a negative value:
     // the connection never expires. Wait only to be cancelled.
@@ -280,8 +288,7 @@ awaitable<void> Connection::idle_watchdog() {
     // client that stopped reading its responses is idle too), no bytes
     // waiting in the socket for the request loop, and no request still
     // being served.
-    error_code avail_ec;
-    const bool bytes_waiting = socket_.available(avail_ec) > 0;
+    const bool bytes_waiting = transport_->bytes_waiting();
     if (last_activity_ == seen && std::chrono::steady_clock::now() - last_activity_ > idle && !bytes_waiting &&
         unanswered_ == 0) {
       RLOG_INFO("closing connection from %s: idle for more than connections.max.idle.ms=%lld", peer_.c_str(),

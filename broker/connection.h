@@ -5,9 +5,13 @@
 // Two coroutines share the socket: the request loop (read frame, decode,
 // handle, queue the encoded response) and the response loop (wait for the
 // response to be ready, e.g. an acks=all fsync, then write it, with sendfile
-// for file regions of Fetch responses). Handing responses to a second loop
+// for file regions of Fetch responses on plaintext). Handing responses to a second loop
 // lets the next request be read and served while an earlier one waits for
 // its fsync or is still being written.
+//
+// The bytes go through the listener's security::TransportLayer (plain TCP
+// or TLS), built by its ChannelBuilder, whose handshake comes before the
+// first request and which names the principal every request carries.
 #pragma once
 
 #include <chrono>
@@ -16,6 +20,12 @@
 #include "broker/asio.h"
 #include "broker/request_context.h"
 #include "protocol/codec/writer.h"
+#include "security/principal.h"
+
+namespace runnel::security {
+class ChannelBuilder;
+class TransportLayer;
+}  // namespace runnel::security
 
 namespace runnel::broker {
 
@@ -32,13 +42,17 @@ struct OutboundResponse {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(tcp::socket socket, Broker& broker, std::string listener_name);
+  Connection(tcp::socket socket, Broker& broker, std::string listener_name,
+             std::shared_ptr<const security::ChannelBuilder> channel_builder);
+  ~Connection();
   void start();
   void close();
   // Graceful stop: read no more requests; queued responses still go out.
   void stop_reading();
 
  private:
+  // The security handshake and the principal it yields; false: refused.
+  awaitable<bool> authenticate();
   awaitable<void> request_loop();
   awaitable<void> response_loop();
   awaitable<void> idle_watchdog();
@@ -48,9 +62,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   awaitable<bool> queue(OutboundResponse response);
   awaitable<void> write_response(OutboundResponse& response);
 
-  tcp::socket socket_;
+  std::shared_ptr<const security::ChannelBuilder> channel_builder_;
+  std::unique_ptr<security::TransportLayer> transport_;
   Broker& broker_;
   std::string listener_name_;
+  security::KafkaPrincipal principal_;
   std::string peer_;
   using Channel = asio::experimental::channel<void(error_code, OutboundResponse)>;
   Channel responses_;

@@ -2,6 +2,8 @@
 
 #include "broker/connection.h"
 #include "broker/logging.h"
+#include "broker/security_config.h"
+#include "security/channel_builder.h"
 
 namespace runnel::broker {
 
@@ -38,7 +40,11 @@ void Server::AcceptFailures::recovered(const std::string& listener) {
 Server::Server(asio::io_context& io, Broker& broker) : io_(io), broker_(broker) {}
 
 void Server::bind() {
+  std::vector<std::shared_ptr<const security::ChannelBuilder>> builders;
+  for (const auto& l : broker_.config().listeners()) builders.push_back(channel_builder(broker_.config(), l.name));
+  size_t i = 0;
   for (const auto& l : broker_.config().listeners()) {
+    auto builder = builders[i++];
     if (l.name == "CONTROLLER") continue;  // a single Runnel node is its own controller
     tcp::resolver resolver(io_);
     auto host = l.host.empty() ? std::string("0.0.0.0") : l.host;
@@ -51,12 +57,17 @@ void Server::bind() {
     acceptor.listen(asio::socket_base::max_listen_connections);
     uint16_t port = acceptor.local_endpoint().port();
     broker_.set_bound_port(l.name, port);
-    RLOG_INFO("listening on %s://%s:%u", l.name.c_str(), host.c_str(), port);
-    acceptors_.emplace_back(std::move(acceptor), l.name);
+    RLOG_INFO("listening on %s://%s:%u (%s)", l.name.c_str(), host.c_str(), port,
+              builder->security_protocol().c_str());
+    if (builder->security_protocol() == "SSL")
+      RLOG_INFO("listener %s: %s", l.name.c_str(), security::SslTransportLayer::fetch_path().c_str());
+    listeners_.push_back({std::move(acceptor), l.name, std::move(builder)});
   }
 }
 
-awaitable<void> Server::accept_loop(tcp::acceptor& acceptor, std::string listener_name) {
+awaitable<void> Server::accept_loop(BoundListener& listener) {
+  tcp::acceptor& acceptor = listener.acceptor;
+  const std::string& listener_name = listener.name;
   asio::steady_timer backoff(io_);
   AcceptFailures failures;
   for (;;) {
@@ -75,20 +86,20 @@ awaitable<void> Server::accept_loop(tcp::acceptor& acceptor, std::string listene
       continue;
     }
     failures.recovered(listener_name);
-    std::make_shared<Connection>(std::move(socket), broker_, listener_name)->start();
+    std::make_shared<Connection>(std::move(socket), broker_, listener_name, listener.channel_builder)->start();
   }
 }
 
 void Server::start() {
-  for (auto& [acceptor, name] : acceptors_) asio::co_spawn(io_, accept_loop(acceptor, name), asio::detached);
+  for (auto& l : listeners_) asio::co_spawn(io_, accept_loop(l), asio::detached);
 }
 
 void Server::stop() {
   if (stopping_) return;
   stopping_ = true;
-  for (auto& [acceptor, name] : acceptors_) {
+  for (auto& l : listeners_) {
     error_code ignored;
-    acceptor.close(ignored);
+    l.acceptor.close(ignored);
   }
   broker_.begin_shutdown([this] { io_.stop(); });
 }

@@ -10,13 +10,19 @@
 #include "broker/asio.h"
 #include "broker/broker.h"
 
+namespace runnel::security {
+class ChannelBuilder;
+}
+
 namespace runnel::broker {
 
 class Server {
  public:
   Server(asio::io_context& io, Broker& broker);
 
-  // Binds every listener (port 0 picks a free port, logged and advertised).
+  // Binds every listener (port 0 picks a free port, logged and advertised)
+  // after building each one's ChannelBuilder; a listener's TLS that cannot
+  // be set up (key store, trust store, ...) throws ConfigError first.
   void bind();
   // Runs until a stop signal, then stops gracefully (Broker::begin_shutdown).
   void run();
@@ -37,11 +43,17 @@ class Server {
     void recovered(const std::string& listener);
   };
 
-  awaitable<void> accept_loop(tcp::acceptor& acceptor, std::string listener_name);
+  struct BoundListener {
+    tcp::acceptor acceptor;
+    std::string name;
+    std::shared_ptr<const security::ChannelBuilder> channel_builder;
+  };
+
+  awaitable<void> accept_loop(BoundListener& listener);
 
   asio::io_context& io_;
   Broker& broker_;
-  std::vector<std::pair<tcp::acceptor, std::string>> acceptors_;
+  std::vector<BoundListener> listeners_;
   bool stopping_ = false;
 };
 

@@ -1,10 +1,12 @@
 """Security Runnel does not implement yet stops startup (issue 12, item 4).
 
-A listener whose security protocol is SSL, SASL_PLAINTEXT or SASL_SSL
+A listener whose security protocol is SASL_PLAINTEXT or SASL_SSL
 (directly, through Kafka's default listener.security.protocol.map or a
-mapped name), any ssl.* / sasl.* key and an authorizer class other than
-Kafka's own must make `runnel serve` exit non-zero with a message naming
-it, never serve plaintext without authentication. PLAINTEXT still starts (the harness's own start).
+mapped name), an SSL listener without a key store, any sasl.* key and an
+authorizer class other than Kafka's own must make `runnel serve` exit
+non-zero with a message naming it, never serve plaintext without
+authentication. PLAINTEXT still starts (the harness's own start). TLS
+itself: security_tls_test.py; ACLs: acl_test.py.
 
 usage: /usr/bin/python3 security_refusal_test.py <runnel binary>
 """
@@ -49,15 +51,15 @@ def refused(overrides, must_name):
 
 
 def test_listeners():
-    refused({"listeners": "SSL://127.0.0.1:0"}, "SSL")
+    refused({"listeners": "SSL://127.0.0.1:0"}, "needs a key store")
     refused({"listeners": "SASL_PLAINTEXT://127.0.0.1:0"}, "SASL_PLAINTEXT")
     refused({"listeners": "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0"}, "SASL_SSL")
     refused({"listeners": "CLIENT://127.0.0.1:0",
-             "listener.security.protocol.map": "CLIENT:SSL,CONTROLLER:PLAINTEXT"}, "CLIENT")
+             "listener.security.protocol.map": "CLIENT:SASL_SSL,CONTROLLER:PLAINTEXT"}, "CLIENT")
 
 
 def test_keys():
-    refused({"ssl.keystore.location": "/nonexistent.jks"}, "ssl.keystore.location")
+    refused({"ssl.engine.factory.class": "com.example.EngineFactory"}, "ssl.engine.factory.class")
     refused({"sasl.enabled.mechanisms": "PLAIN"}, "sasl.enabled.mechanisms")
     # Kafka's StandardAuthorizer is implemented; another class is refused.
     refused({"authorizer.class.name": "com.example.MyAuthorizer"}, "authorizer.class.name")

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "broker/logging.h"
+
 namespace runnel::replication {
 
 namespace {
@@ -17,16 +19,22 @@ constexpr uint32_t kMaxResponseBytes = 256u << 20;
 }  // namespace
 
 BrokerSender::BrokerSender(asio::any_io_executor ex, std::string host, uint16_t port, std::string client_id,
-                           std::chrono::milliseconds timeout)
-    : ex_(std::move(ex)), host_(std::move(host)), port_(port), client_id_(std::move(client_id)), timeout_(timeout) {}
+                           std::chrono::milliseconds timeout, std::shared_ptr<asio::ssl::context> tls,
+                           bool verify_host)
+    : ex_(std::move(ex)),
+      host_(std::move(host)),
+      port_(port),
+      client_id_(std::move(client_id)),
+      timeout_(timeout),
+      tls_(std::move(tls)),
+      verify_host_(verify_host) {}
 
 BrokerSender::~BrokerSender() { close(); }
 
 void BrokerSender::close() {
-  if (!socket_) return;
-  boost::system::error_code ignored;
-  socket_->close(ignored);
-  socket_.reset();
+  if (!transport_) return;
+  transport_->close();
+  transport_.reset();
 }
 
 awaitable<std::error_code> BrokerSender::connect() {
@@ -45,28 +53,45 @@ awaitable<std::error_code> BrokerSender::connect() {
   if (auto [cerr, ep] = std::get<0>(connected); cerr) co_return std::error_code(cerr.value(), std::system_category());
   boost::system::error_code ignored;
   socket->set_option(tcp::no_delay(true), ignored);
-  socket_ = std::move(socket);
+  if (!tls_) {
+    transport_ = std::make_unique<security::PlaintextTransportLayer>(std::move(*socket));
+    co_return std::error_code{};
+  }
+  auto tls = std::make_unique<security::SslTransportLayer>(std::move(*socket), tls_, verify_host_ ? host_ : "");
+  timer.expires_after(timeout_);
+  auto handshake = co_await (tls->handshake() || timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+  if (handshake.index() == 1) co_return std::make_error_code(std::errc::timed_out);
+  if (const std::string& why = std::get<0>(handshake); !why.empty()) {
+    RLOG_WARN("TLS handshake with broker %s:%u failed: %s", host_.c_str(), port_, why.c_str());
+    co_return std::make_error_code(std::errc::protocol_error);
+  }
+  transport_ = std::move(tls);
   co_return std::error_code{};
 }
 
 awaitable<Result<std::shared_ptr<protocol::Bytes>>> BrokerSender::round_trip(protocol::Bytes frame) {
   const uint32_t size = htonl(static_cast<uint32_t>(frame.size() - 4));
   std::memcpy(frame.data(), &size, 4);
-  if (!socket_)
+  if (!transport_)
     if (auto ec = co_await connect()) co_return ec;
   asio::steady_timer timer(ex_, timeout_);
   // The whole exchange under one deadline: write, size, body.
   auto exchange = [this, &frame]() -> awaitable<Result<std::shared_ptr<protocol::Bytes>>> {
-    auto [werr, written] = co_await asio::async_write(*socket_, asio::buffer(frame), asio::as_tuple(asio::use_awaitable));
+    boost::system::error_code werr;
+    try {
+      co_await transport_->write(asio::buffer(frame));
+    } catch (const boost::system::system_error& e) {
+      werr = e.code();
+    }
     if (werr) co_return std::error_code(werr.value(), std::system_category());
     uint32_t prefix = 0;
-    auto [serr, n] = co_await asio::async_read(*socket_, asio::buffer(&prefix, 4), asio::as_tuple(asio::use_awaitable));
-    if (serr) co_return std::error_code(serr.value(), std::system_category());
+    if (auto serr = co_await transport_->read(asio::buffer(&prefix, 4)))
+      co_return std::error_code(serr.value(), std::system_category());
     const uint32_t length = ntohl(prefix);
     if (length < 4 || length > kMaxResponseBytes) co_return std::make_error_code(std::errc::bad_message);
     auto body = std::make_shared<protocol::Bytes>(length);
-    auto [berr, m] = co_await asio::async_read(*socket_, asio::buffer(*body), asio::as_tuple(asio::use_awaitable));
-    if (berr) co_return std::error_code(berr.value(), std::system_category());
+    if (auto berr = co_await transport_->read(asio::buffer(*body)))
+      co_return std::error_code(berr.value(), std::system_category());
     co_return body;
   };
   auto done = co_await (exchange() || timer.async_wait(asio::as_tuple(asio::use_awaitable)));

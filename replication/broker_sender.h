@@ -4,7 +4,9 @@
 // at a time, as a fetcher thread has; connected on first use and again
 // after any failure; every connect, write and read bounded by `timeout`
 // (replica.socket.timeout.ms), so a silent peer fails the request instead
-// of stalling the fetcher.
+// of stalling the fetcher. Over TLS when the inter-broker listener is SSL:
+// the same security::TransportLayer the broker serves clients through, on
+// its client side.
 #pragma once
 
 #include <chrono>
@@ -16,6 +18,7 @@
 #include "protocol/codec/reader.h"
 #include "protocol/codec/writer.h"
 #include "protocol/header.h"
+#include "security/transport_layer.h"
 #include "storage/errors.h"
 
 namespace runnel::replication {
@@ -28,8 +31,11 @@ using Result = storage::Result<T>;
 
 class BrokerSender {
  public:
+  // `tls`: connect with TLS (nullptr: plaintext); `verify_host`: the
+  // server's certificate must name `host`.
   BrokerSender(asio::any_io_executor ex, std::string host, uint16_t port, std::string client_id,
-               std::chrono::milliseconds timeout);
+               std::chrono::milliseconds timeout, std::shared_ptr<asio::ssl::context> tls = nullptr,
+               bool verify_host = true);
   ~BrokerSender();
 
   // Sends `request` at `version` and returns the peer's response. Errors:
@@ -52,7 +58,9 @@ class BrokerSender {
   uint16_t port_;
   std::string client_id_;
   std::chrono::milliseconds timeout_;
-  std::unique_ptr<tcp::socket> socket_;
+  std::shared_ptr<asio::ssl::context> tls_;
+  bool verify_host_;
+  std::unique_ptr<security::TransportLayer> transport_;
   int32_t next_correlation_id_ = 0;
 };
 

@@ -51,6 +51,10 @@
 #include <system_error>
 #include <utility>
 
+namespace boost::asio::ssl {
+class context;
+}
+
 #include "base/ids.h"
 #include "broker/asio.h"
 #include "replication/partition.h"
@@ -70,6 +74,11 @@ struct FetcherOptions {
   std::chrono::milliseconds socket_timeout{30000};  // replica.socket.timeout.ms
   int32_t num_fetchers = 1;                         // num.replica.fetchers
   bool fsync_before_ack = false;                    // runnel.acks.all.fsync
+  // The inter-broker listener is SSL: fetch over TLS with this client
+  // context, checking the leader's certificate names its host
+  // (ssl.endpoint.identification.algorithm=https) when verify_host is set.
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  bool verify_host = true;
 };
 
 // Where a broker is reachable (its inter-broker listener endpoint); nullopt when unknown.

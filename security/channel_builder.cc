@@ -1,0 +1,34 @@
+#include "security/channel_builder.h"
+
+namespace runnel::security {
+
+std::shared_ptr<const ChannelBuilder> ChannelBuilder::plaintext() { return std::make_shared<ChannelBuilder>(); }
+
+std::shared_ptr<const ChannelBuilder> ChannelBuilder::ssl(const SslConfigLookup& config) {
+  auto b = std::make_shared<ChannelBuilder>();
+  b->protocol_ = "SSL";
+  b->ssl_context_ = create_server_ssl_context(config);
+  try {
+    b->mapper_.emplace(config("ssl.principal.mapping.rules").value_or("DEFAULT"));
+  } catch (const std::invalid_argument& e) {
+    throw SslConfigError(std::string("Invalid value for configuration ssl.principal.mapping.rules: ") + e.what());
+  }
+  return b;
+}
+
+std::unique_ptr<TransportLayer> ChannelBuilder::build(tcp::socket socket) const {
+  if (ssl_context_) return std::make_unique<SslTransportLayer>(std::move(socket), ssl_context_);
+  return std::make_unique<PlaintextTransportLayer>(std::move(socket));
+}
+
+std::optional<KafkaPrincipal> ChannelBuilder::principal(TransportLayer& transport) const {
+  auto dn = transport.peer_subject();
+  // No certificate (ssl.client.auth none, or requested and none sent):
+  // Kafka's SSLPeerUnverifiedException case, User:ANONYMOUS.
+  if (!dn || !mapper_) return kAnonymousPrincipal;
+  auto name = mapper_->name(*dn);
+  if (!name) return std::nullopt;
+  return KafkaPrincipal{"User", *name};
+}
+
+}  // namespace runnel::security
