@@ -38,8 +38,7 @@ import sys
 import threading
 import time
 
-from cluster_harness import (Cluster, consume, create_topic, describe_difference, index_problems, list_offset, run_tests,
-                             segment_files, wait_until)
+from cluster_harness import Cluster, consume, create_topic, list_offset, run_tests, wait_identical, wait_until
 
 TOPIC = "powerloss"
 PARTITIONS = 3
@@ -128,26 +127,6 @@ class Writer:
         return list(self.acked)
 
 
-def wait_same_log(c, p):
-    """Waits until the three replicas of partition p hold the same log: the
-    .log files byte for byte, but for an empty last segment (rolled just
-    before the cut, its first batch never synced: Kafka's recovery keeps
-    such a file too), and each replica's indexes valid against its log."""
-    def same():
-        files = {i: segment_files(c, i, TOPIC, p) for i in sorted(c.brokers)}
-        for f in files.values():
-            logs = sorted(n for n in f if n.endswith(".log"))
-            if len(logs) > 1 and not f[logs[-1]]:
-                for suffix in (".log", ".index", ".timeindex"):
-                    f.pop(logs[-1][:-4] + suffix, None)
-        diff = describe_difference({i: {n: d for n, d in f.items() if n.endswith(".log")} for i, f in files.items()})
-        assert diff is None, diff
-        problems = ["node %d: %s" % (i, e) for i, f in files.items() for e in index_problems(f)]
-        assert not problems, "; ".join(problems[:5])
-        return True
-    wait_until(same, BOUND, "the same log of %s-%d on the three brokers" % (TOPIC, p), poll=0.5)
-
-
 def read_back(c, p, strict):
     """[(offset, value)] of partition p up to its leader's end offset.
     strict: every offset below the end is a record (no gaps), read in
@@ -215,7 +194,7 @@ def power_loss(binary, shim, fsync):
             # leader's epochs), so the log read is the one every replica keeps.
             c.wait_in_sync(TOPIC, BOUND)
             for p in range(PARTITIONS):
-                wait_same_log(c, p)
+                wait_identical(c, TOPIC, p, BOUND, indexes="valid", empty_last_segment=True)
         else:
             # Led is enough to read what is left; replicas with holes are
             # not what this scenario is about (see read_back).
