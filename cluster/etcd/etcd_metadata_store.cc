@@ -7,7 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "cluster/errors.h"
-#include "cluster/etcd/base64.h"
+#include "base/base64.h"
 
 namespace runnel::cluster::etcd {
 

@@ -1,5 +1,5 @@
-// etcd's JSON gateway carries keys and values as base64 (proto3 JSON of
-// `bytes`). Beast's base64 does the work; this names the two calls.
+// Base64 (RFC 4648, standard alphabet, padded): etcd's JSON gateway carries
+// keys and values in it, SCRAM its salts, keys and nonces. Beast does the work.
 #pragma once
 
 #include <boost/beast/core/detail/base64.hpp>
@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace runnel::cluster::etcd {
+namespace runnel {
 
 inline std::string base64_encode(std::string_view bytes) {
   namespace b64 = boost::beast::detail::base64;
@@ -28,4 +28,4 @@ inline std::optional<std::string> base64_decode(std::string_view text) {
   return out;
 }
 
-}  // namespace runnel::cluster::etcd
+}  // namespace runnel

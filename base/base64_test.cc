@@ -1,10 +1,11 @@
-#include "cluster/etcd/base64.h"
+#include "base/base64.h"
 
 #include <catch2/catch.hpp>
 
-using namespace runnel::cluster::etcd;
+using runnel::base64_decode;
+using runnel::base64_encode;
 
-TEST_CASE("base64 as etcd's gateway writes it (RFC 4648, padded)", "[etcd][base64]") {
+TEST_CASE("base64 as etcd's gateway writes it (RFC 4648, padded)", "[base64]") {
   // RFC 4648's test vectors, and what etcd answered for "foo" and "bar".
   const std::pair<const char*, const char*> vectors[] = {
       {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="},
