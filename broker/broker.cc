@@ -152,7 +152,7 @@ void Broker::open_cluster_metadata() {
 void Broker::start_replication() {
   // Followers fetch from their leader's endpoint on the inter-broker
   // listener (inter.broker.listener.name, else security.inter.broker.protocol's,
-  // else the first listener), over TLS when it is SSL.
+  // else the first listener), over TLS when it is SSL or SASL_SSL.
   const std::string listener = inter_broker_listener(config_, advertised_.front().name);
   auto resolve = [this, listener](NodeId node) -> std::optional<std::pair<std::string, uint16_t>> {
     const cluster::BrokerRegistration* b = metadata_cache_->broker(node);
@@ -170,6 +170,11 @@ void Broker::start_replication() {
   if (options.tls)
     RLOG_INFO("replica fetchers connect over TLS on listener %s (host name checked: %s)", listener.c_str(),
               options.verify_host ? "yes" : "no");
+  // A SASL inter-broker listener: authenticate as the JAAS line's user.
+  options.sasl = inter_broker_sasl(config_, listener);
+  if (options.sasl)
+    RLOG_INFO("replica fetchers authenticate on listener %s with SASL %s as %s", listener.c_str(),
+              options.sasl->mechanism.c_str(), options.sasl->username.c_str());
   fetchers_ = std::make_unique<replication::ReplicaFetcherManager>(io_.get_executor(), std::move(options), resolve,
                                                                    broker_epoch, blocking);
   alter_partitions_ =

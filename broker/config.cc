@@ -20,15 +20,26 @@ bool parse_number(const std::string& s, N& out) {
 }
 
 // listener.name.<listener>.<key>: the broker key a per-listener override
-// sets, when it is one that may be set per listener (ssl.*), else nullptr.
+// sets, when it is one that may be set per listener (ssl.*, sasl.*,
+// connections.max.reauth.ms, and the last two per mechanism too:
+// listener.name.<listener>.<mechanism>.sasl.jaas.config), else nullptr.
 const ConfigKey* listener_override_key(const std::string& name) {
   const std::string prefix = "listener.name.";
   if (!name.starts_with(prefix)) return nullptr;
   auto dot = name.find('.', prefix.size());
   if (dot == std::string::npos) return nullptr;
   std::string key = name.substr(dot + 1);
-  if (!key.starts_with("ssl.")) return nullptr;
-  return find_broker_key(key);
+  auto per_listener = [](const std::string& k) {
+    return k.starts_with("ssl.") || k.starts_with("sasl.") || k == "connections.max.reauth.ms";
+  };
+  if (per_listener(key)) return find_broker_key(key);
+  // A mechanism name (plain, scram-sha-256, ...) has no dot in it.
+  auto mechanism_dot = key.find('.');
+  if (mechanism_dot == std::string::npos) return nullptr;
+  std::string per_mechanism = key.substr(mechanism_dot + 1);
+  if (per_mechanism == "sasl.jaas.config" || per_mechanism == "connections.max.reauth.ms")
+    return find_broker_key(per_mechanism);
+  return nullptr;
 }
 
 }  // namespace

@@ -56,7 +56,6 @@ const std::vector<ConfigKey> kBrokerKeys = {
     // unset: the listener security.inter.broker.protocol names when that is
     // set, else the first listener (security_config.h).
     {"inter.broker.listener.name", T::string, nullptr, {}, I::medium, nullptr, DynamicUpdate::read_only},
-    // PLAINTEXT or SSL; SASL is refused until it lands (security_config.h).
     {"security.inter.broker.protocol", T::string, "PLAINTEXT", one_of({"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}),
      I::medium},
     {"broker.rack", T::string, nullptr, {}, I::medium},
@@ -88,6 +87,15 @@ const std::vector<ConfigKey> kBrokerKeys = {
     {"ssl.secure.random.implementation", T::string, nullptr, {}, I::low, nullptr, DynamicUpdate::read_only, kOpenSsl},
     {"ssl.endpoint.identification.algorithm", T::string, "https", {}, I::low, nullptr, DynamicUpdate::read_only,
      kNoBrokerTls, true},
+    // SASL (BrokerSecurityConfigs, SaslConfigs), each also settable per
+    // listener (listener.name.<listener>.*) and the JAAS line and
+    // re-authentication period per mechanism
+    // (listener.name.<listener>.<mechanism>.sasl.jaas.config): broker/security_config.h.
+    {"sasl.enabled.mechanisms", T::list, "GSSAPI", {}, I::medium},
+    {"sasl.mechanism.inter.broker.protocol", T::string, "GSSAPI", {}, I::medium},
+    {"sasl.jaas.config", T::password, nullptr, {}, I::medium},
+    {"sasl.server.max.receive.size", T::int_, "524288", {}, I::low},
+    {"connections.max.reauth.ms", T::long_, "0", {}, I::medium},
     {"ssl.allow.dn.changes", T::boolean, "false", {}, I::low, nullptr, DynamicUpdate::read_only, kNoReload},
     {"ssl.allow.san.changes", T::boolean, "false", {}, I::low, nullptr, DynamicUpdate::read_only, kNoReload},
     // Log directories.

@@ -5,7 +5,9 @@
 #include "broker/api_registry.h"
 #include "broker/broker.h"
 #include "broker/logging.h"
+#include "broker/sasl_server_authenticator.h"
 #include "protocol/error_codes.h"
+#include "protocol/messages/17_sasl_handshake.h"
 #include "protocol/messages/18_api_versions.h"
 #include "security/channel_builder.h"
 
@@ -101,6 +103,7 @@ awaitable<bool> Connection::authenticate() {
     co_return false;
   }
   principal_ = std::move(*principal);
+  if (const auto* sasl = channel_builder_->sasl()) sasl_ = std::make_unique<SaslServerAuthenticator>(*sasl);
   // Only certificate-bearing clients (mTLS) get a line: which certificate
   // became which principal is what an operator debugging ACLs needs.
   if (auto dn = transport_->peer_subject())
@@ -119,7 +122,16 @@ awaitable<void> Connection::request_loop() {
     last_activity_ = std::chrono::steady_clock::now();
     int32_t size = static_cast<int32_t>((uint32_t{size_buf[0]} << 24) | (uint32_t{size_buf[1]} << 16) |
                                         (uint32_t{size_buf[2]} << 8) | size_buf[3]);
-    if (size < 0 || size > max_request) {
+    // Until SASL completes, Kafka reads at most sasl.server.max.receive.size
+    // ("Failing SASL authentication due to invalid receive size").
+    const bool authenticating = sasl_ && sasl_->in_progress();
+    const int32_t max_size = authenticating ? channel_builder_->sasl()->max_receive_size : max_request;
+    if (size < 0 || size > max_size) {
+      if (authenticating) {
+        RLOG_INFO("failed authentication with %s on listener %s: invalid receive size %d (sasl.server.max.receive.size=%d)",
+                  peer_.c_str(), listener_name_.c_str(), size, max_size);
+        break;
+      }
       // Kafka's InvalidReceiveException: the frame is refused unread.
       RLOG_WARN("closing connection from %s: request size %d is outside [0, socket.request.max.bytes=%d]",
                 peer_.c_str(), size, max_request);
@@ -146,6 +158,52 @@ awaitable<void> Connection::request_loop() {
 }
 
 awaitable<bool> Connection::serve(std::shared_ptr<uint8_t[]> frame, size_t size) {
+  if (sasl_) {
+    if (sasl_->in_progress()) co_return co_await serve_sasl(std::move(frame), size);
+    const auto now = std::chrono::steady_clock::now();
+    auto peek = proto::peek_header(proto::ByteView(frame.get(), size));
+    // KIP-368: a SaslHandshake on an authenticated connection begins
+    // re-authentication, when the session has a lifetime.
+    if (peek && peek->api_key == proto::SaslHandshakeApi::key && sasl_->maybe_begin_reauthentication(now))
+      co_return co_await serve_sasl(std::move(frame), size);
+    if (sasl_->session_expired(now)) {
+      RLOG_INFO("closing connection from %s on listener %s: SASL session of %s expired (connections.max.reauth.ms)",
+                peer_.c_str(), listener_name_.c_str(), principal_.to_string().c_str());
+      co_return false;
+    }
+  }
+  co_return co_await serve_api(std::move(frame), size);
+}
+
+awaitable<bool> Connection::serve_sasl(std::shared_ptr<uint8_t[]> frame, size_t size) {
+  auto outcome = sasl_->on_frame(proto::ByteView(frame.get(), size));
+  if (outcome.serve_api_versions) co_return co_await serve_api(std::move(frame), size);
+  if (outcome.response) {
+    OutboundResponse out;
+    out.bytes.resize(4);
+    out.bytes.insert(out.bytes.end(), outcome.response->begin(), outcome.response->end());
+    put_size_prefix(out.bytes, out.bytes.size() - 4);
+    if (!co_await queue(std::move(out))) co_return false;
+  } else {
+    --unanswered_;
+  }
+  if (outcome.close) {
+    // Kafka logs a failed authentication at INFO: the client's mistake.
+    RLOG_INFO("failed %s with %s on listener %s (SASL %s): %s",
+              sasl_->reauthenticating() ? "re-authentication" : "authentication", peer_.c_str(),
+              listener_name_.c_str(), sasl_->mechanism().empty() ? "-" : sasl_->mechanism().c_str(),
+              outcome.failure.c_str());
+    co_return false;
+  }
+  if (!sasl_->in_progress()) {
+    principal_ = sasl_->principal();
+    RLOG_DEBUG("connection from %s on listener %s authenticated as %s (SASL %s)", peer_.c_str(),
+               listener_name_.c_str(), principal_.to_string().c_str(), sasl_->mechanism().c_str());
+  }
+  co_return true;
+}
+
+awaitable<bool> Connection::serve_api(std::shared_ptr<uint8_t[]> frame, size_t size) {
   auto peek = proto::peek_header(proto::ByteView(frame.get(), size));
   if (!peek) {
     RLOG_WARN("closing connection from %s: request header truncated", peer_.c_str());

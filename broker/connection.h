@@ -11,7 +11,9 @@
 //
 // The bytes go through the listener's security::TransportLayer (plain TCP
 // or TLS), built by its ChannelBuilder, whose handshake comes before the
-// first request and which names the principal every request carries.
+// first request and which names the principal every request carries. On a
+// SASL listener the frames go to a SaslServerAuthenticator until the client
+// has authenticated, and again when it re-authenticates (KIP-368).
 #pragma once
 
 #include <chrono>
@@ -31,6 +33,7 @@ namespace runnel::broker {
 
 class Broker;
 class RequestMemory;
+class SaslServerAuthenticator;
 
 struct OutboundResponse {
   protocol::Bytes bytes;  // starts with the 4-byte size prefix
@@ -58,12 +61,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   awaitable<void> idle_watchdog();
   // Serves one frame; false means close the connection.
   awaitable<bool> serve(std::shared_ptr<uint8_t[]> frame, size_t size);
+  // A frame of the SASL exchange; false means close the connection.
+  awaitable<bool> serve_sasl(std::shared_ptr<uint8_t[]> frame, size_t size);
+  awaitable<bool> serve_api(std::shared_ptr<uint8_t[]> frame, size_t size);
   awaitable<bool> answer_unsupported_api_versions(const protocol::RequestHeader& header);
   awaitable<bool> queue(OutboundResponse response);
   awaitable<void> write_response(OutboundResponse& response);
 
   std::shared_ptr<const security::ChannelBuilder> channel_builder_;
   std::unique_ptr<security::TransportLayer> transport_;
+  std::unique_ptr<SaslServerAuthenticator> sasl_;  // SASL listeners only
   Broker& broker_;
   std::string listener_name_;
   security::KafkaPrincipal principal_;

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <string_view>
 
+#include "broker/logging.h"
 #include "security/channel_builder.h"
+#include "security/sasl/jaas_config.h"
 
 namespace runnel::broker {
 
@@ -14,10 +17,18 @@ constexpr std::array<std::string_view, 4> kSecurityProtocols = {"PLAINTEXT", "SS
 
 // Keys of Kafka's authentication that are not ssl.* or sasl.*: each
 // changes who may do what, so none can be ignored.
-constexpr std::array<std::string_view, 5> kSecurityKeys = {
-    "principal.builder.class", "security.providers", "connections.max.reauth.ms",
-    "delegation.token.secret.key", "delegation.token.master.key",
+constexpr std::array<std::string_view, 4> kSecurityKeys = {
+    "principal.builder.class", "security.providers", "delegation.token.secret.key", "delegation.token.master.key",
 };
+
+// The SASL mechanisms security/sasl/ implements, and the JAAS login module
+// each takes its options from.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kSaslMechanisms = {{
+    {"PLAIN", security::sasl::kPlainLoginModule},
+    {"SCRAM-SHA-256", security::sasl::kScramLoginModule},
+    {"SCRAM-SHA-512", security::sasl::kScramLoginModule},
+    {"OAUTHBEARER", security::sasl::kOAuthBearerLoginModule},
+}};
 
 // The authorizers whose behaviour security/authorizer/ implements: KRaft's
 // and ZooKeeper-era Kafka's, which decide alike.
@@ -26,16 +37,21 @@ constexpr std::array<std::string_view, 2> kAuthorizerClasses = {
     "kafka.security.authorizer.AclAuthorizer",
 };
 
-// The security protocols a listener may use today.
-bool is_implemented(const std::string& protocol) { return protocol == "PLAINTEXT" || protocol == "SSL"; }
+bool is_sasl(const std::string& protocol) { return protocol == "SASL_PLAINTEXT" || protocol == "SASL_SSL"; }
 
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+  return s;
+}
+
+// A security key Runnel cannot act on: refused unless the broker's config
+// accepted it (the SASL keys Runnel implements, per listener and mechanism
+// too). What stays refused: a Java SslEngineFactory in place of OpenSSL,
+// custom SASL callback handlers and login classes, Kerberos, OAUTHBEARER's
+// JWKS validation (sasl.oauthbearer.*), custom principal builders.
 bool is_security_key(const std::string& key) {
-  // TLS is served (ssl.*), except through a Java SslEngineFactory in place
-  // of OpenSSL, here or per listener.
   if (key.ends_with("ssl.engine.factory.class")) return true;
-  if (key.starts_with("sasl.")) return true;
-  // listener.name.<listener>.<mechanism>.sasl.jaas.config, ...
-  if (key.starts_with("listener.name.") && key.find(".sasl.") != std::string::npos) return true;
+  if (key.starts_with("sasl.") || key.find(".sasl.") != std::string::npos) return true;
   return std::find(kSecurityKeys.begin(), kSecurityKeys.end(), key) != kSecurityKeys.end();
 }
 
@@ -55,31 +71,78 @@ std::map<std::string, std::string> protocol_map(const BrokerConfig& config) {
   return out;
 }
 
-void refuse_listeners(const std::map<std::string, std::string>& protocols, const std::vector<Listener>& listeners,
-                      const char* key) {
-  for (const auto& l : listeners) {
-    auto it = protocols.find(l.name);
-    if (it == protocols.end())
+void check_listeners(const std::map<std::string, std::string>& protocols, const std::vector<Listener>& listeners,
+                     const char* key) {
+  for (const auto& l : listeners)
+    if (!protocols.count(l.name))
       throw ConfigError(std::string("Invalid configuration ") + key + ": no security protocol defined for listener " +
                         l.name + " in listener.security.protocol.map");
-    if (!is_implemented(it->second))
-      throw ConfigError(std::string("Invalid configuration ") + key + ": listener " + l.name + " uses security protocol " +
-                        it->second + ": SASL is not yet implemented in Runnel (only PLAINTEXT and SSL); refusing " +
-                        "to start rather than serve it without authentication");
+}
+
+// A SASL key for one listener and mechanism, as Kafka's JaasContext and
+// SaslChannelBuilder read them: listener.name.<listener>.<mechanism>.<key>,
+// then (except the JAAS line) listener.name.<listener>.<key>, then the
+// broker's value.
+std::optional<std::string> mechanism_value(const BrokerConfig& config, const std::string& listener,
+                                           const std::string& mechanism, const std::string& key) {
+  const std::string prefixed = "listener.name." + lower(listener) + "." + lower(mechanism) + "." + key;
+  if (config.is_set(prefixed)) return config.get_optional(prefixed);
+  if (key == "sasl.jaas.config") return std::nullopt;
+  return listener_value(config, listener, key);
+}
+
+// The JAAS entry of one listener's mechanism: Kafka requires one for every
+// enabled mechanism. Runnel reads no JAAS file
+// (java.security.auth.login.config), only the sasl.jaas.config keys.
+security::sasl::JaasLoginModule jaas_entry(const BrokerConfig& config, const std::string& listener,
+                                           const std::string& mechanism, std::string_view login_module) {
+  const std::string key = "listener.name." + lower(listener) + "." + lower(mechanism) + ".sasl.jaas.config";
+  auto text = mechanism_value(config, listener, mechanism, "sasl.jaas.config");
+  if (!text)
+    throw ConfigError("Could not find a 'KafkaServer' or '" + lower(listener) +
+                      ".KafkaServer' entry in the JAAS configuration of listener " + listener + " for mechanism " +
+                      mechanism + ": set " + key + " (Runnel reads no JAAS file)");
+  std::vector<security::sasl::JaasLoginModule> entries;
+  try {
+    entries = security::sasl::parse_jaas_config(*text);
+  } catch (const security::sasl::JaasConfigError& e) {
+    throw ConfigError("Invalid value for configuration " + key + ": " + e.what());
   }
+  for (auto& e : entries)
+    if (e.login_module == login_module) return std::move(e);
+  throw ConfigError("Invalid value for configuration " + key + ": mechanism " + mechanism + " needs " +
+                    std::string(login_module) + ", not " + entries.front().login_module);
+}
+
+std::string_view login_module_of(const std::string& mechanism) {
+  for (auto [name, module] : kSaslMechanisms)
+    if (name == mechanism) return module;
+  return {};
+}
+
+int64_t wall_clock_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace
 
 void refuse_unimplemented_security(const BrokerConfig& config, const std::map<std::string, std::string>& props) {
   const auto protocols = protocol_map(config);
-  refuse_listeners(protocols, config.listeners(), "listeners");
-  refuse_listeners(protocols, config.advertised_listeners(), "advertised.listeners");
-  if (auto p = config.get_string("security.inter.broker.protocol"); !is_implemented(p))
-    throw ConfigError("Invalid configuration security.inter.broker.protocol=" + p +
-                      ": SASL is not yet implemented in Runnel; brokers replicate over PLAINTEXT or SSL");
+  check_listeners(protocols, config.listeners(), "listeners");
+  check_listeners(protocols, config.advertised_listeners(), "advertised.listeners");
+  for (const auto& entry : props)
+    if (is_security_key(entry.first) && !config.is_set(entry.first))
+      throw ConfigError("Unsupported configuration " + entry.first +
+                        ": Runnel does not implement it (it serves PLAIN, SCRAM-SHA-256/512 and OAUTHBEARER with " +
+                        "Kafka's unsecured validator, from sasl.jaas.config keys); refusing to start rather than " +
+                        "ignore a security setting");
+  // Every SASL listener's mechanisms and JAAS lines, as its channel builder
+  // will read them, so a mistake stops startup here.
+  for (const auto& l : config.listeners())
+    if (is_sasl(listener_security_protocol(config, l.name))) sasl_server_config(config, l.name, nullptr);
   // A cluster's followers fetch over the inter-broker listener, which must
-  // be one this broker advertises.
+  // be one this broker advertises, and authenticate on it when it is SASL.
   if (!config.get_list("runnel.etcd.endpoints").empty()) {
     const auto advertised = config.advertised_listeners();
     const std::string ibl = inter_broker_listener(config, advertised.empty() ? std::string() : advertised.front().name);
@@ -88,12 +151,71 @@ void refuse_unimplemented_security(const BrokerConfig& config, const std::map<st
     if (!found)
       throw ConfigError("Invalid configuration: the inter-broker listener " + ibl +
                         " is not among the advertised listeners");
+    inter_broker_sasl(config, ibl);
   }
-  for (const auto& entry : props)
-    if (is_security_key(entry.first))
-      throw ConfigError("Unsupported configuration " + entry.first +
-                        ": Runnel does not implement SASL yet; refusing to start rather " +
-                        "than ignore a security setting");
+}
+
+security::SaslServerConfig sasl_server_config(const BrokerConfig& config, const std::string& listener,
+                                              ScramCredentialLookup scram) {
+  security::SaslServerConfig out;
+  const std::string mechanisms_key = "sasl.enabled.mechanisms";
+  auto listed = listener_value(config, listener, mechanisms_key);
+  for (const auto& m : parse_list(listed.value_or("")))
+    if (std::find(out.enabled_mechanisms.begin(), out.enabled_mechanisms.end(), m) == out.enabled_mechanisms.end())
+      out.enabled_mechanisms.push_back(m);
+  if (out.enabled_mechanisms.empty())
+    throw ConfigError("Invalid configuration " + mechanisms_key + " of listener " + listener +
+                      ": No SASL mechanisms are enabled");
+  for (const auto& mechanism : out.enabled_mechanisms) {
+    const std::string_view module = login_module_of(mechanism);
+    if (module.empty())
+      throw ConfigError("Invalid configuration " + mechanisms_key + " of listener " + listener + ": mechanism " +
+                        mechanism + (mechanism == "GSSAPI" ? " (Kerberos, Kafka's default)" : "") +
+                        " is not implemented in Runnel; it serves PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER");
+    auto jaas = jaas_entry(config, listener, mechanism, module);
+    security::sasl::SaslServerCallbacks callbacks;
+    if (mechanism == security::sasl::kPlain) callbacks.plain_users = jaas.options;
+    if (mechanism == security::sasl::kOAuthBearer) callbacks.oauthbearer_options = jaas.options;
+    callbacks.scram_credential = scram;
+    callbacks.now_ms = wall_clock_ms;
+    out.callbacks.emplace(mechanism, std::move(callbacks));
+    const std::string reauth = mechanism_value(config, listener, mechanism, "connections.max.reauth.ms").value_or("0");
+    int64_t reauth_ms = 0;
+    try {
+      reauth_ms = std::stoll(reauth);
+    } catch (const std::exception&) {
+      throw ConfigError("Invalid value " + reauth + " for configuration connections.max.reauth.ms of listener " +
+                        listener + ": Not a number of type LONG");
+    }
+    out.max_reauth_ms.emplace(mechanism, reauth_ms);
+  }
+  out.max_receive_size = static_cast<int32_t>(std::stol(listener_value(config, listener, "sasl.server.max.receive.size").value_or("524288")));
+  if (config.is_set("sasl.jaas.config") || config.is_set("listener.name." + lower(listener) + ".sasl.jaas.config"))
+    RLOG_WARN("Server config sasl.jaas.config should be prefixed with SASL mechanism name, ignoring config "
+              "(listener %s: use listener.name.%s.<mechanism>.sasl.jaas.config)",
+              listener.c_str(), lower(listener).c_str());
+  return out;
+}
+
+std::optional<security::sasl::SaslCredentials> inter_broker_sasl(const BrokerConfig& config, const std::string& listener) {
+  if (!is_sasl(listener_security_protocol(config, listener))) return std::nullopt;
+  const std::string key = "sasl.mechanism.inter.broker.protocol";
+  const std::string mechanism = config.get_string(key);
+  const auto server = sasl_server_config(config, listener, nullptr);
+  const auto& enabled = server.enabled_mechanisms;
+  if (std::find(enabled.begin(), enabled.end(), mechanism) == enabled.end())
+    throw ConfigError(key + " must be included in sasl.enabled.mechanisms when SASL is used for inter-broker " +
+                      "communication (listener " + listener + ")");
+  if (mechanism != security::sasl::kPlain && security::sasl::scram_mechanism_from_name(mechanism) == security::sasl::ScramMechanism::unknown)
+    throw ConfigError("Invalid configuration " + key + "=" + mechanism +
+                      ": brokers authenticate to each other with PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 in Runnel");
+  auto jaas = jaas_entry(config, listener, mechanism, login_module_of(mechanism));
+  auto user = jaas.options.find("username");
+  auto password = jaas.options.find("password");
+  if (user == jaas.options.end() || password == jaas.options.end())
+    throw ConfigError("Invalid value for configuration listener.name." + lower(listener) + "." + lower(mechanism) +
+                      ".sasl.jaas.config: the inter-broker mechanism needs the broker's own username and password options");
+  return security::sasl::SaslCredentials{mechanism, user->second, password->second};
 }
 
 bool authorizer_configured(const BrokerConfig& config) {
@@ -106,17 +228,16 @@ bool authorizer_configured(const BrokerConfig& config) {
   return true;
 }
 
-std::shared_ptr<const security::ChannelBuilder> channel_builder(const BrokerConfig& config,
-                                                                const std::string& listener) {
+std::shared_ptr<const security::ChannelBuilder> channel_builder(const BrokerConfig& config, const std::string& listener,
+                                                                ScramCredentialLookup scram) {
   const std::string protocol = listener_security_protocol(config, listener);
   if (protocol == "PLAINTEXT") return security::ChannelBuilder::plaintext();
-  if (protocol != "SSL")
-    throw ConfigError("listener " + listener + " uses security protocol " + protocol +
-                      ": SASL is not yet implemented in Runnel");
   security::SslConfigLookup lookup = [&config, listener](const std::string& key) {
     return listener_value(config, listener, key);
   };
   try {
+    if (protocol == "SASL_PLAINTEXT") return security::ChannelBuilder::sasl(sasl_server_config(config, listener, scram), nullptr);
+    if (protocol == "SASL_SSL") return security::ChannelBuilder::sasl(sasl_server_config(config, listener, scram), &lookup);
     return security::ChannelBuilder::ssl(lookup);
   } catch (const security::SslConfigError& e) {
     throw ConfigError("Invalid SSL configuration of listener " + listener + ": " + e.what());
@@ -147,7 +268,8 @@ std::string inter_broker_listener(const BrokerConfig& config, const std::string&
 
 std::shared_ptr<boost::asio::ssl::context> inter_broker_ssl_context(const BrokerConfig& config,
                                                                     const std::string& listener) {
-  if (listener_security_protocol(config, listener) != "SSL") return nullptr;
+  const std::string protocol = listener_security_protocol(config, listener);
+  if (protocol != "SSL" && protocol != "SASL_SSL") return nullptr;
   security::SslConfigLookup lookup = [&config, listener](const std::string& key) {
     return listener_value(config, listener, key);
   };

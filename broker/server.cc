@@ -41,7 +41,13 @@ Server::Server(asio::io_context& io, Broker& broker) : io_(io), broker_(broker) 
 
 void Server::bind() {
   std::vector<std::shared_ptr<const security::ChannelBuilder>> builders;
-  for (const auto& l : broker_.config().listeners()) builders.push_back(channel_builder(broker_.config(), l.name));
+  // SASL/SCRAM looks users up in the broker's credential store, which
+  // AlterUserScramCredentials changes on every broker at once.
+  ScramCredentialLookup scram = [this](const std::string& user, security::sasl::ScramMechanism mechanism) {
+    return broker_.scram_credentials().credential(user, mechanism);
+  };
+  for (const auto& l : broker_.config().listeners())
+    builders.push_back(channel_builder(broker_.config(), l.name, scram));
   size_t i = 0;
   for (const auto& l : broker_.config().listeners()) {
     auto builder = builders[i++];

@@ -29,7 +29,8 @@ certificates name another host and the fetchers refuse their leaders.
 The Java client and Kafka's CLI tools (kafka-topics, the console producer
 and consumer with a group) over mTLS, with Kafka 4.1.1's jars.
 Startup refusals: a JKS key store (with how to convert it), an SSL listener
-without a key store, a wrong PKCS12 password, SASL listeners.
+without a key store, a wrong PKCS12 password, a SASL_SSL listener without
+its JAAS line.
 
 usage: /usr/bin/python3 security_tls_test.py <runnel binary> [<kafka jar cache dir>]
 """
@@ -588,7 +589,8 @@ def test_startup_refusals():
     startup_refused(ssl_listener, "needs a key store")
     startup_refused(dict(ssl_listener, **{"ssl.keystore.type": "PKCS12", "ssl.keystore.location": CERTS.server_p12,
                                           "ssl.keystore.password": "wrong"}), "wrong ssl.keystore.password")
-    startup_refused({"listeners": "SASL_SSL://127.0.0.1:0"}, "SASL is not yet implemented")
+    startup_refused({"listeners": "SASL_SSL://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN"},
+                    "listener.name.sasl_ssl.plain.sasl.jaas.config")
 
 
 if __name__ == "__main__":

@@ -6,11 +6,15 @@
 // (replica.socket.timeout.ms), so a silent peer fails the request instead
 // of stalling the fetcher. Over TLS when the inter-broker listener is SSL:
 // the same security::TransportLayer the broker serves clients through, on
-// its client side.
+// its client side. On a SASL listener each connection first authenticates
+// (SaslHandshake v1, then SaslAuthenticate until the mechanism completes),
+// and a session the leader gave a lifetime (KIP-368) is replaced by a new,
+// freshly authenticated connection before it expires.
 #pragma once
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -18,6 +22,7 @@
 #include "protocol/codec/reader.h"
 #include "protocol/codec/writer.h"
 #include "protocol/header.h"
+#include "security/sasl/sasl_client.h"
 #include "security/transport_layer.h"
 #include "storage/errors.h"
 
@@ -33,9 +38,10 @@ class BrokerSender {
  public:
   // `tls`: connect with TLS (nullptr: plaintext); `verify_host`: the
   // server's certificate must name `host`.
+  // `sasl`: authenticate with these (nullopt: no SASL).
   BrokerSender(asio::any_io_executor ex, std::string host, uint16_t port, std::string client_id,
                std::chrono::milliseconds timeout, std::shared_ptr<asio::ssl::context> tls = nullptr,
-               bool verify_host = true);
+               bool verify_host = true, std::optional<security::sasl::SaslCredentials> sasl = std::nullopt);
   ~BrokerSender();
 
   // Sends `request` at `version` and returns the peer's response. Errors:
@@ -52,6 +58,8 @@ class BrokerSender {
   // One framed round trip: the request frame out, the response body back.
   awaitable<Result<std::shared_ptr<protocol::Bytes>>> round_trip(protocol::Bytes frame);
   awaitable<std::error_code> connect();
+  // The SASL exchange on a new connection; an error fails the connect.
+  awaitable<std::error_code> authenticate();
 
   asio::any_io_executor ex_;
   std::string host_;
@@ -60,7 +68,10 @@ class BrokerSender {
   std::chrono::milliseconds timeout_;
   std::shared_ptr<asio::ssl::context> tls_;
   bool verify_host_;
+  std::optional<security::sasl::SaslCredentials> sasl_;
   std::unique_ptr<security::TransportLayer> transport_;
+  // When the authenticated session ends (KIP-368), if the leader set one.
+  std::optional<std::chrono::steady_clock::time_point> session_expiry_;
   int32_t next_correlation_id_ = 0;
 };
 

@@ -151,7 +151,7 @@ awaitable<void> ReplicaFetcherManager::Fetcher::run() {
       sender = std::make_unique<BrokerSender>(ex, endpoint->first, endpoint->second,
                                               "broker-" + std::to_string(options->self.value()) + "-fetcher-" +
                                                   std::to_string(index),
-                                              request_timeout(), options->tls, options->verify_host);
+                                              request_timeout(), options->tls, options->verify_host, options->sasl);
 
     // Kafka's buildFetch: a full fetch (no session), every partition at
     // its log end offset with the epoch of its last batch.

@@ -58,6 +58,7 @@ class context;
 #include "base/ids.h"
 #include "broker/asio.h"
 #include "replication/partition.h"
+#include "security/sasl/sasl_client.h"
 
 namespace runnel::replication {
 
@@ -79,6 +80,9 @@ struct FetcherOptions {
   // (ssl.endpoint.identification.algorithm=https) when verify_host is set.
   std::shared_ptr<boost::asio::ssl::context> tls;
   bool verify_host = true;
+  // The inter-broker listener is SASL_PLAINTEXT or SASL_SSL: authenticate
+  // each connection with these.
+  std::optional<security::sasl::SaslCredentials> sasl;
 };
 
 // Where a broker is reachable (its inter-broker listener endpoint); nullopt when unknown.

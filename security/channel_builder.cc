@@ -16,12 +16,23 @@ std::shared_ptr<const ChannelBuilder> ChannelBuilder::ssl(const SslConfigLookup&
   return b;
 }
 
+std::shared_ptr<const ChannelBuilder> ChannelBuilder::sasl(SaslServerConfig sasl, const SslConfigLookup* tls) {
+  auto b = std::make_shared<ChannelBuilder>();
+  b->protocol_ = tls ? "SASL_SSL" : "SASL_PLAINTEXT";
+  if (tls) b->ssl_context_ = create_server_ssl_context(*tls);
+  b->sasl_ = std::move(sasl);
+  return b;
+}
+
 std::unique_ptr<TransportLayer> ChannelBuilder::build(tcp::socket socket) const {
   if (ssl_context_) return std::make_unique<SslTransportLayer>(std::move(socket), ssl_context_);
   return std::make_unique<PlaintextTransportLayer>(std::move(socket));
 }
 
 std::optional<KafkaPrincipal> ChannelBuilder::principal(TransportLayer& transport) const {
+  // SASL names the principal once its exchange completes; until then the
+  // connection is anonymous (and may only authenticate).
+  if (sasl_) return kAnonymousPrincipal;
   auto dn = transport.peer_subject();
   // No certificate (ssl.client.auth none, or requested and none sent):
   // Kafka's SSLPeerUnverifiedException case, User:ANONYMOUS.

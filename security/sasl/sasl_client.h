@@ -13,6 +13,14 @@
 
 namespace runnel::security::sasl {
 
+// Who a broker is to the others: sasl.mechanism.inter.broker.protocol and
+// the username and password of that mechanism's JAAS line.
+struct SaslCredentials {
+  std::string mechanism;
+  std::string username;
+  std::string password;
+};
+
 class SaslClient {
  public:
   virtual ~SaslClient() = default;
