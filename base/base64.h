@@ -28,4 +28,14 @@ inline std::optional<std::string> base64_decode(std::string_view text) {
   return out;
 }
 
+// Base64url (RFC 4648 section 5, padding optional): JWS's compact
+// serialization, which OAUTHBEARER's tokens use. nullopt when not base64url.
+inline std::optional<std::string> base64url_decode(std::string_view text) {
+  if (text.size() % 4 == 1 || text.find_first_of("+/") != std::string_view::npos) return std::nullopt;
+  std::string standard(text);
+  for (char& c : standard) c = c == '-' ? '+' : c == '_' ? '/' : c;
+  standard.append((4 - standard.size() % 4) % 4, '=');
+  return base64_decode(standard);
+}
+
 }  // namespace runnel

@@ -50,6 +50,9 @@ const auto kRoutes = std::to_array<ApiRoute>({
     route<AlterPartitionReassignmentsApi>(),
     route<ListPartitionReassignmentsApi>(),
     route<OffsetDeleteApi>(),
+    route<DescribeClientQuotasApi>(),
+    route<DescribeUserScramCredentialsApi>(),
+    route<AlterUserScramCredentialsApi>(),
     route<DescribeClusterApi>(),
     route<DescribeTopicPartitionsApi>(),
 });

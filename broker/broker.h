@@ -30,6 +30,7 @@
 namespace runnel::broker {
 
 class Connection;
+class ScramCredentialManager;
 namespace group {
 class GroupService;
 }
@@ -83,6 +84,9 @@ class Broker {
   // every request is allowed (Kafka without an authorizer).
   AclManager* acls() { return acls_.get(); }
   const security::StandardAuthorizer* authorizer() const { return acls_ ? &acls_->authorizer() : nullptr; }
+  // The users' SCRAM credentials (AlterUserScramCredentials), which
+  // SASL/SCRAM authenticates against; always there, authorizer or not.
+  ScramCredentialManager& scram_credentials() { return *scram_credentials_; }
   // The hosted partitions and the requests waiting on them; every waiting
   // fetch is answered when the broker begins to shut down.
   replication::ReplicaManager& replica_manager() { return *replica_manager_; }
@@ -167,6 +171,7 @@ class Broker {
   MetadataPublisher metadata_publisher_{metadata_cache_, cluster_id_, NodeId(node_id_)};
   std::unique_ptr<cluster::ProducerIdAllocator> producer_ids_;
   std::unique_ptr<AclManager> acls_;
+  std::unique_ptr<ScramCredentialManager> scram_credentials_;
   // In a cluster only.
   std::unique_ptr<replication::ReplicaFetcherManager> fetchers_;
   std::unique_ptr<AlterPartitionManager> alter_partitions_;

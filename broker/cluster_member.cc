@@ -14,6 +14,25 @@ constexpr std::chrono::milliseconds kReloadBackoff{500};
 
 void warn(const std::string& what) { RLOG_WARN("%s", what.c_str()); }
 
+using ValueChanged = std::function<void(const std::optional<std::string>& value, int64_t revision)>;
+
+// One whole-value key's hook from a full load: its value, or absent as of the load.
+void heard_loaded(const ValueChanged& hook, const char* key, const cluster::RangeResult& everything) {
+  if (!hook) return;
+  auto kv = std::find_if(everything.kvs.begin(), everything.kvs.end(),
+                         [key](const cluster::KeyValue& kv) { return kv.key == key; });
+  if (kv == everything.kvs.end()) hook(std::nullopt, everything.revision);
+  else hook(kv->value, kv->mod_revision);
+}
+
+// The same hook from the watch's events.
+void heard_watched(const ValueChanged& hook, const char* key, const std::vector<cluster::WatchEvent>& events) {
+  if (!hook) return;
+  for (const auto& e : events)
+    if (e.kv.key == key)
+      hook(e.kind == cluster::WatchEvent::Kind::put ? std::optional(e.kv.value) : std::nullopt, e.kv.mod_revision);
+}
+
 }  // namespace
 
 ClusterMember::ClusterMember(cluster::MetadataStore& store, cluster::MetadataCache& cache, std::string cluster_id,
@@ -123,12 +142,8 @@ awaitable<void> ClusterMember::leave() {
 awaitable<std::error_code> ClusterMember::load_and_watch() {
   auto everything = co_await store_.range("");
   if (!everything) co_return everything.error();
-  if (hooks_.acls_changed) {
-    auto acls = std::find_if(everything->kvs.begin(), everything->kvs.end(),
-                             [](const cluster::KeyValue& kv) { return kv.key == cluster::keys::kAcls; });
-    if (acls == everything->kvs.end()) hooks_.acls_changed(std::nullopt, everything->revision);
-    else hooks_.acls_changed(acls->value, acls->mod_revision);
-  }
+  heard_loaded(hooks_.acls_changed, cluster::keys::kAcls, *everything);
+  heard_loaded(hooks_.scram_credentials_changed, cluster::keys::kScramCredentials, *everything);
   cache_.publish(loader_.load(*everything));
   watch_ = store_.watch("", everything->revision + 1,
                         [this, alive = alive_](std::error_code ec, const std::vector<cluster::WatchEvent>& events) {
@@ -148,11 +163,8 @@ void ClusterMember::on_watch(std::error_code ec, const std::vector<cluster::Watc
       if (e.kv.key.rfind(cluster::keys::kBrokerConfigsPrefix, 0) == 0)
         hooks_.config_changed(e.kv.key, e.kind == cluster::WatchEvent::Kind::put ? std::optional(e.kv.value)
                                                                                  : std::nullopt);
-  if (hooks_.acls_changed)
-    for (const auto& e : events)
-      if (e.kv.key == cluster::keys::kAcls)
-        hooks_.acls_changed(e.kind == cluster::WatchEvent::Kind::put ? std::optional(e.kv.value) : std::nullopt,
-                            e.kv.mod_revision);
+  heard_watched(hooks_.acls_changed, cluster::keys::kAcls, events);
+  heard_watched(hooks_.scram_credentials_changed, cluster::keys::kScramCredentials, events);
   cache_.publish(loader_.apply(events));
 }
 

@@ -49,6 +49,8 @@ struct ClusterMemberHooks {
   // The ACLs key changed (or was read again after the watch ended): its
   // value at `revision`, nullopt when absent or deleted.
   std::function<void(const std::optional<std::string>& value, int64_t revision)> acls_changed;
+  // The SCRAM credentials key changed, heard as acls_changed is.
+  std::function<void(const std::optional<std::string>& value, int64_t revision)> scram_credentials_changed;
 };
 
 class ClusterMember {

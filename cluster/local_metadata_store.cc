@@ -21,6 +21,14 @@ constexpr const char* kTopicsFile = "runnel-topics.json";
 constexpr const char* kConfigsFile = "runnel-broker-configs.json";
 constexpr const char* kProducerIdsFile = "runnel-producer-ids";
 constexpr const char* kAclsFile = "runnel-acls.json";
+constexpr const char* kScramCredentialsFile = "runnel-scram-credentials.json";
+// The files that each hold one key's JSON object, "{}" while it is absent:
+// both decide who may do what, so a damaged one stops startup rather than
+// open the broker with none.
+constexpr std::pair<const char*, const char*> kSingleKeyFiles[] = {
+    {kAclsFile, keys::kAcls},
+    {kScramCredentialsFile, keys::kScramCredentials},
+};
 // runnel-broker-configs.json's members.
 constexpr const char* kBrokerLayer = "broker";
 constexpr const char* kDefaultLayer = "cluster_default";
@@ -120,15 +128,17 @@ LocalMetadataStore::LocalMetadataStore(asio::any_io_executor loop, asio::any_io_
   };
   files_.push_back(std::move(ids));
 
-  auto acls = std::make_unique<File>();
-  acls->name = kAclsFile;
-  acls->holds = [](const std::string& k) { return k == keys::kAcls; };
-  acls->valid = is_json_object;
-  acls->encode = [](const std::map<std::string, KeyValue>& kvs) {
-    auto it = kvs.find(keys::kAcls);
-    return it == kvs.end() || it->second.lease != kNoLease ? std::string("{}\n") : it->second.value + "\n";
-  };
-  files_.push_back(std::move(acls));
+  for (auto [name, key] : kSingleKeyFiles) {
+    auto file = std::make_unique<File>();
+    file->name = name;
+    file->holds = [key = std::string(key)](const std::string& k) { return k == key; };
+    file->valid = is_json_object;
+    file->encode = [key = std::string(key)](const std::map<std::string, KeyValue>& kvs) {
+      auto it = kvs.find(key);
+      return it == kvs.end() || it->second.lease != kNoLease ? std::string("{}\n") : it->second.value + "\n";
+    };
+    files_.push_back(std::move(file));
+  }
 }
 
 LocalMetadataStore::~LocalMetadataStore() {
@@ -178,17 +188,17 @@ std::error_code LocalMetadataStore::open() {
     while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.pop_back();
     load(keys::kProducerIds, std::move(value));
   }
-  if (auto text = read(kAclsFile)) {
+  for (auto [name, key] : kSingleKeyFiles) {
+    auto text = read(name);
+    if (!text) continue;
     if (!*text) return text->error();
-    // The ACLs decide who may do what: a damaged file stops startup rather
-    // than open the broker with none.
     if (!is_json_object(**text)) {
-      warnings_.push_back(std::string(kAclsFile) + " is not valid JSON");
+      warnings_.push_back(std::string(name) + " is not valid JSON");
       return make_error_code(ClusterErrc::corrupt_file);
     }
     std::string value = **text;
     while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.pop_back();
-    if (value != "{}") load(keys::kAcls, std::move(value));
+    if (value != "{}") load(key, std::move(value));
   }
   compacted_ = revision_;  // what was loaded has no history to watch
   return {};

@@ -1,5 +1,5 @@
 // The metadata store of a single node: the cluster's keys in memory, the
-// durable ones in four files in the first log dir, in today's
+// durable ones in five files in the first log dir, in today's
 // formats, so a data dir from before the store loads unchanged:
 //
 //   runnel-topics.json          {"version":1,"topics":[<topics/<name> values, by name>]}
@@ -7,6 +7,7 @@
 //                                "cluster_default":<configs/broker/<default>>}
 //   runnel-producer-ids         <producer_ids>"\n"
 //   runnel-acls.json            <acls>"\n" ("{}" once erased)
+//   runnel-scram-credentials.json  <scram_credentials>"\n" (likewise)
 //
 // A commit applies on the event loop (so compare-and-swap is atomic), then
 // rewrites each file it touched on the blocking pool (write, fsync, rename,

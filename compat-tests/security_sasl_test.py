@@ -139,8 +139,11 @@ def kafka_configs(broker, *args):
 
 
 def add_scram_user(broker, user, password, mechanisms=("SCRAM-SHA-256", "SCRAM-SHA-512")):
-    kafka_configs(broker, "--alter", "--entity-type", "users", "--entity-name", user, "--add-config",
-                  ",".join("%s=[password=%s]" % (m, password) for m in mechanisms))
+    # One mechanism per request: Kafka's controller refuses two changes of
+    # one user in one AlterUserScramCredentials (DUPLICATE_RESOURCE).
+    for m in mechanisms:
+        kafka_configs(broker, "--alter", "--entity-type", "users", "--entity-name", user, "--add-config",
+                      "%s=[password=%s]" % (m, password))
 
 
 # -- the exchange on the wire ---------------------------------------------------

@@ -65,6 +65,15 @@ inline constexpr const char* kProducerIds = "producer_ids";
 // Local: runnel-acls.json.
 inline constexpr const char* kAcls = "acls";
 
+// Every SCRAM credential of the cluster's users (AlterUserScramCredentials),
+// as one value: {"version":1,"users":{"alice":{"SCRAM-SHA-256":"salt=...,
+// stored_key=...,server_key=...,iterations=8192"}}} (Kafka's credential
+// string form, broker/scram_credentials_codec.h; never a password).
+// Changed by compare-and-swap from any broker and watched by every broker,
+// as kAcls is, so a user can authenticate through any broker at once.
+// Local: runnel-scram-credentials.json.
+inline constexpr const char* kScramCredentials = "scram_credentials";
+
 // A live broker's registration (metadata_codec.h: endpoints, rack), bound to
 // its session lease (broker_registry.h); the key's create revision is its broker epoch.
 inline constexpr const char* kBrokersPrefix = "brokers/";

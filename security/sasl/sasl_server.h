@@ -28,14 +28,25 @@ inline constexpr const char* kScramSha512 = "SCRAM-SHA-512";
 inline constexpr const char* kOAuthBearer = "OAUTHBEARER";
 
 struct SaslStep {
-  Bytes challenge;   // to send back (may be empty, e.g. PLAIN's success)
+  Bytes challenge{};  // to send back (may be empty, e.g. PLAIN's success)
   bool complete = false;
   // Set when authentication failed: the message Kafka's authenticator puts
   // in SaslAuthenticate's ErrorMessage (SASL_AUTHENTICATION_FAILED), e.g.
   // "Authentication failed: Invalid username or password". The connection
   // is closed after it is sent.
-  std::optional<std::string> error;
+  std::optional<std::string> error{};
+  // The mechanism's own account of the failure, for the broker's log only:
+  // where Kafka's mechanism raises a plain SaslException its authenticator
+  // sends the generic "Authentication failed during authentication due to
+  // invalid credentials with SASL mechanism <name>" instead (so as not to tell
+  // an unauthenticated client whether a user exists), and this keeps the
+  // detail. The same as `error` when Kafka sends the mechanism's message.
+  std::string reason{};
 };
+
+// Kafka's message for a mechanism's SaslException; SaslServerAuthenticator
+// says "re-authentication" instead during KIP-368 re-authentication.
+std::string generic_authentication_failure(const char* mechanism);
 
 class SaslServer {
  public:
