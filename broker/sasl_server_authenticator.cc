@@ -157,7 +157,16 @@ SaslServerAuthenticator::Outcome SaslServerAuthenticator::handle_authenticate(pr
     return refuse("SASL mechanism '" + mechanism_ + "' requested by client is not supported for re-authentication of mechanism '" +
                   previous_->mechanism + "'");
   auto step = server_->evaluate_response(request.auth_bytes);
-  if (step.error) return refuse(*step.error);
+  if (step.error) {
+    std::string message = *step.error;
+    // Kafka's generic message names the phase it failed in.
+    if (reauthenticating() && message == security::sasl::generic_authentication_failure(server_->mechanism()))
+      message = "Authentication failed during re-authentication due to invalid credentials with SASL mechanism " +
+                mechanism_;
+    auto o = refuse(message);
+    if (!step.reason.empty()) o.failure = step.reason;
+    return o;
+  }
   response.auth_bytes = std::move(step.challenge);
   if (step.complete) {
     int64_t lifetime = 0;
@@ -174,7 +183,7 @@ SaslServerAuthenticator::Outcome SaslServerAuthenticator::handle_raw_token(proto
   // why it failed: the connection just closes.
   if (!server_) return fail("SASL mechanism changed during re-authentication");
   auto step = server_->evaluate_response(frame);
-  if (step.error) return fail(*step.error);
+  if (step.error) return fail(step.reason.empty() ? *step.error : step.reason);
   if (step.complete) {
     int64_t lifetime = 0;
     if (auto why = complete(lifetime)) return fail(*why);
