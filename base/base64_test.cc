@@ -19,3 +19,14 @@ TEST_CASE("base64 as etcd's gateway writes it (RFC 4648, padded)", "[base64]") {
   REQUIRE_FALSE(base64_decode("Zm9"));     // not a multiple of 4
   REQUIRE_FALSE(base64_decode("Zm9v!A=="));  // not the alphabet
 }
+
+TEST_CASE("base64url as JWS writes it (RFC 4648 section 5, unpadded)", "[base64]") {
+  using runnel::base64url_decode;
+  REQUIRE(base64url_decode("eyJhbGciOiJub25lIn0") == std::string(R"({"alg":"none"})"));
+  REQUIRE(base64url_decode("_-8") == std::string("\xff\xef"));
+  REQUIRE(base64url_decode("Zm8=") == std::string("fo"));  // padding tolerated
+  REQUIRE(base64url_decode("") == std::string());
+  REQUIRE_FALSE(base64url_decode("/+8"));    // the standard alphabet's 62 and 63
+  REQUIRE_FALSE(base64url_decode("Zm9vY"));  // one character over a group
+  REQUIRE_FALSE(base64url_decode("Zm.v"));
+}

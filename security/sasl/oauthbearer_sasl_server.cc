@@ -3,38 +3,19 @@
 #include <cctype>
 #include <chrono>
 
+#include "security/sasl/sasl_text.h"
+
 namespace runnel::security::sasl {
 
 namespace {
 
 constexpr char kSeparator = '\x01';
 
-bool is_key(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'))) return false;
-  return true;
-}
-
 // Kafka's VALUE: [\x21-\x7E \t\r\n]+
 bool is_value(std::string_view s) {
   if (s.empty()) return false;
   for (unsigned char c : s)
     if (!((c >= 0x21 && c <= 0x7E) || c == ' ' || c == '\t' || c == '\r' || c == '\n')) return false;
-  return true;
-}
-
-bool is_sasl_name(std::string_view s) {
-  if (s.empty()) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c == '=') {
-      if (s.substr(i, 3) != "=2C" && s.substr(i, 3) != "=3D") return false;
-      i += 2;
-    } else if (c < 0x01 || c > 0x7F || c == ',') {
-      return false;
-    }
-  }
   return true;
 }
 
@@ -71,7 +52,7 @@ std::optional<ClientInitialResponse> parse_client_initial_response(std::string_v
     if (end == std::string_view::npos) return std::nullopt;
     std::string_view pair = s.substr(0, end);
     size_t eq = pair.find('=');
-    if (eq == std::string_view::npos || !is_key(pair.substr(0, eq)) || !is_value(pair.substr(eq + 1)))
+    if (eq == std::string_view::npos || !is_alpha(pair.substr(0, eq)) || !is_value(pair.substr(eq + 1)))
       return std::nullopt;
     r.pairs[std::string(pair.substr(0, eq))] = std::string(pair.substr(eq + 1));
     s.remove_prefix(end + 1);
@@ -98,7 +79,7 @@ std::optional<int64_t> OAuthBearerSaslServer::credential_expiration_ms() const {
 
 SaslStep OAuthBearerSaslServer::evaluate_response(std::span<const uint8_t> response) {
   if (done_) return fail("OAUTHBEARER exchange already completed");
-  std::string_view message(reinterpret_cast<const char*>(response.data()), response.size());
+  std::string_view message = as_text(response);
   if (message.size() == 1 && message[0] == kSeparator && error_challenge_) {
     done_ = true;
     return {.error = *error_challenge_, .reason = *error_challenge_};

@@ -144,7 +144,7 @@ TEST_CASE("OAUTHBEARER fails malformed client messages with Kafka's generic mess
       "n,,\x01" "auth=Bearer\x01\x01",
       "n,,\x01" "auth=Bearer " + good + "!\x01\x01",
       "n,,\x01" "auth=Bearer " + good + "\x01" "1x=y\x01\x01",
-      std::string("n,,\x01" "auth=Bearer a.b.\x01\0\x01", 22),
+      std::string("n,,\x01" "auth=Bearer a.b.\x01\0\x01", 23),
       "\xff\xfe\xfd",
   };
   for (const auto& message : bad) {

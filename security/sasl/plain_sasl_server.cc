@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "security/sasl/sasl_text.h"
+
 namespace runnel::security::sasl {
 
 namespace {
@@ -35,7 +37,7 @@ PlainSaslServer::PlainSaslServer(std::map<std::string, std::string> jaas_options
 SaslStep PlainSaslServer::evaluate_response(std::span<const uint8_t> response) {
   if (done_) return failed("Authentication failed: PLAIN exchange already completed");
   done_ = true;
-  auto tokens = tokens_of({reinterpret_cast<const char*>(response.data()), response.size()});
+  auto tokens = tokens_of(as_text(response));
   if (tokens.size() != 3) {
     // A SaslException in Kafka: the client sees only the generic message.
     return {.error = generic_authentication_failure(kPlain),

@@ -7,12 +7,11 @@
 
 #include "security/sasl/sasl_client.h"
 #include "security/sasl/sasl_server.h"
+#include "security/sasl/sasl_text.h"
 
 namespace runnel::security::sasl::testing {
 
-inline std::span<const uint8_t> token(std::string_view s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
+inline std::span<const uint8_t> token(std::string_view s) { return as_bytes(s); }
 
 inline std::string text(const Bytes& b) { return std::string(b.begin(), b.end()); }
 

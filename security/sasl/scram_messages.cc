@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "base/base64.h"
+#include "security/sasl/sasl_text.h"
 
 namespace runnel::security::sasl {
 
 namespace {
 
-// Kafka's classes. VALUE: [\x01-\x7F] but ','; PRINTABLE: [\x21-\x7E] but ',';
-// SASLNAME: [\x01-\x7F] but '=' and ',', or =2C / =3D; ALPHA: [A-Za-z].
+// Kafka's classes. VALUE: [\x01-\x7F] but ','; PRINTABLE: [\x21-\x7E] but ','.
 bool is_value(std::string_view s) {
   if (s.empty()) return false;
   for (unsigned char c : s)
@@ -28,38 +28,12 @@ bool is_printable(std::string_view s) {
   return true;
 }
 
-bool is_sasl_name(std::string_view s) {
-  if (s.empty()) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c == '=') {
-      std::string_view escape = s.substr(i, 3);
-      if (escape != "=2C" && escape != "=3D") return false;
-      i += 2;
-    } else if (c < 0x01 || c > 0x7F || c == ',') {
-      return false;
-    }
-  }
-  return true;
-}
-
-bool is_alpha(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'))) return false;
-  return true;
-}
-
 // Kafka's BASE64 pattern allows the empty string; base64_decode checks the rest.
 std::optional<std::string> decode_base64(std::string_view s) {
   if (s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") != std::string_view::npos)
     return std::nullopt;
   return base64_decode(s);
 }
-
-Bytes to_bytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
-
-std::string_view as_text(std::span<const uint8_t> b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
 
 // Splits on every ',' keeping empty fields, so that a stray comma fails.
 std::vector<std::string_view> fields(std::string_view s) {

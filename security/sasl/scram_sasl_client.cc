@@ -2,13 +2,11 @@
 
 #include <openssl/crypto.h>
 
+#include "security/sasl/sasl_text.h"
+
 namespace runnel::security::sasl {
 
 namespace {
-
-std::span<const uint8_t> bytes_of(std::string_view s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
-
-Bytes bytes(std::string_view s) { return Bytes(s.begin(), s.end()); }
 
 constexpr std::string_view kGs2Header = "n,,";
 
@@ -30,11 +28,11 @@ Bytes ScramSaslClient::initial_response() {
   std::string first = format_scram_client_first(scram_sasl_name(username_), nonce_);
   client_first_bare_ = first.substr(kGs2Header.size());
   state_ = State::receive_server_first;
-  return bytes(first);
+  return to_bytes(first);
 }
 
 std::optional<Bytes> ScramSaslClient::evaluate_challenge(std::span<const uint8_t> challenge) {
-  std::string_view message(reinterpret_cast<const char*>(challenge.data()), challenge.size());
+  std::string_view message = as_text(challenge);
   switch (state_) {
     case State::receive_server_first: return server_first(message);
     case State::receive_server_final: return server_final(message);
@@ -54,20 +52,20 @@ std::optional<Bytes> ScramSaslClient::server_first(std::string_view message) {
   salted_password_ = scram_salted_password(mechanism_, password_, parsed->salt, parsed->iterations);
   std::string without_proof = scram_client_final_without_proof(kGs2Header, parsed->nonce);
   auth_message_ = scram_auth_message(client_first_bare_, message, without_proof);
-  Bytes client_key = scram_hmac(mechanism_, salted_password_, bytes_of("Client Key"));
+  Bytes client_key = scram_hmac(mechanism_, salted_password_, as_bytes("Client Key"));
   Bytes stored_key = scram_hash(mechanism_, client_key);
-  Bytes client_signature = scram_hmac(mechanism_, stored_key, bytes_of(auth_message_));
+  Bytes client_signature = scram_hmac(mechanism_, stored_key, as_bytes(auth_message_));
   Bytes proof(client_key.size());
   for (size_t i = 0; i < proof.size(); ++i) proof[i] = client_key[i] ^ client_signature[i];
   state_ = State::receive_server_final;
-  return bytes(format_scram_client_final(without_proof, proof));
+  return to_bytes(format_scram_client_final(without_proof, proof));
 }
 
 std::optional<Bytes> ScramSaslClient::server_final(std::string_view message) {
   auto parsed = parse_scram_server_final(message);
   if (!parsed || parsed->error) return fail();
-  Bytes server_key = scram_hmac(mechanism_, salted_password_, bytes_of("Server Key"));
-  Bytes expected = scram_hmac(mechanism_, server_key, bytes_of(auth_message_));
+  Bytes server_key = scram_hmac(mechanism_, salted_password_, as_bytes("Server Key"));
+  Bytes expected = scram_hmac(mechanism_, server_key, as_bytes(auth_message_));
   if (parsed->server_signature.size() != expected.size() ||
       CRYPTO_memcmp(parsed->server_signature.data(), expected.data(), expected.size()) != 0)
     return fail();

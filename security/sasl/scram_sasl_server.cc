@@ -2,13 +2,11 @@
 
 #include <openssl/crypto.h>
 
+#include "security/sasl/sasl_text.h"
+
 namespace runnel::security::sasl {
 
 namespace {
-
-std::span<const uint8_t> bytes_of(std::string_view s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
-
-Bytes bytes(std::string_view s) { return Bytes(s.begin(), s.end()); }
 
 }  // namespace
 
@@ -21,7 +19,7 @@ const char* ScramSaslServer::mechanism() const {
 }
 
 SaslStep ScramSaslServer::evaluate_response(std::span<const uint8_t> response) {
-  std::string_view message(reinterpret_cast<const char*>(response.data()), response.size());
+  std::string_view message = as_text(response);
   switch (state_) {
     case State::receive_client_first: return client_first(message);
     case State::receive_client_final: return client_final(message);
@@ -58,7 +56,7 @@ SaslStep ScramSaslServer::client_first(std::string_view message) {
   server_first_ = {client_first_.nonce + server_nonce_(), credential_.salt, credential_.iterations};
   server_first_text_ = format_scram_server_first(server_first_);
   state_ = State::receive_client_final;
-  return {.challenge = bytes(server_first_text_)};
+  return {.challenge = to_bytes(server_first_text_)};
 }
 
 SaslStep ScramSaslServer::client_final(std::string_view message) {
@@ -70,7 +68,7 @@ SaslStep ScramSaslServer::client_final(std::string_view message) {
   if (parsed->channel_binding != client_first_.gs2_header)
     return fail("Invalid channel binding in the final client message.");
   std::string auth_message = scram_auth_message(client_first_.bare, server_first_text_, parsed->without_proof);
-  Bytes client_signature = scram_hmac(mechanism_, credential_.stored_key, bytes_of(auth_message));
+  Bytes client_signature = scram_hmac(mechanism_, credential_.stored_key, as_bytes(auth_message));
   if (parsed->proof.size() != client_signature.size()) return fail("Invalid client credentials");
   // ClientKey = ClientProof XOR ClientSignature; StoredKey = H(ClientKey).
   Bytes client_key(client_signature.size());
@@ -79,10 +77,10 @@ SaslStep ScramSaslServer::client_final(std::string_view message) {
   if (computed_stored_key.size() != credential_.stored_key.size() ||
       CRYPTO_memcmp(computed_stored_key.data(), credential_.stored_key.data(), computed_stored_key.size()) != 0)
     return fail("Invalid client credentials");
-  Bytes server_signature = scram_hmac(mechanism_, credential_.server_key, bytes_of(auth_message));
+  Bytes server_signature = scram_hmac(mechanism_, credential_.server_key, as_bytes(auth_message));
   credential_ = {};
   state_ = State::complete;
-  return {.challenge = bytes(format_scram_server_final(server_signature)), .complete = true};
+  return {.challenge = to_bytes(format_scram_server_final(server_signature)), .complete = true};
 }
 
 SaslStep ScramSaslServer::fail(std::string reason) {
