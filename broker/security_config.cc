@@ -175,7 +175,18 @@ security::SaslServerConfig sasl_server_config(const BrokerConfig& config, const 
     auto jaas = jaas_entry(config, listener, mechanism, module);
     security::sasl::SaslServerCallbacks callbacks;
     if (mechanism == security::sasl::kPlain) callbacks.plain_users = jaas.options;
-    if (mechanism == security::sasl::kOAuthBearer) callbacks.oauthbearer_options = jaas.options;
+    if (mechanism == security::sasl::kOAuthBearer) {
+      // Kafka's unsecured validator refuses a bad clock skew when it is
+      // configured, not on every token.
+      if (auto skew = jaas.options.find("unsecuredValidatorAllowableClockSkewMs"); skew != jaas.options.end()) {
+        const auto& v = skew->second;
+        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 18)
+          throw ConfigError("Invalid value for configuration listener.name." + lower(listener) +
+                            ".oauthbearer.sasl.jaas.config: unsecuredValidatorAllowableClockSkewMs must be a "
+                            "non-negative integer: " + v);
+      }
+      callbacks.oauthbearer_options = jaas.options;
+    }
     callbacks.scram_credential = scram;
     callbacks.now_ms = wall_clock_ms;
     out.callbacks.emplace(mechanism, std::move(callbacks));
