@@ -71,7 +71,8 @@ void fetch_until(Log& leader, Log& follower, int64_t until, int64_t max_bytes = 
 // "" if equal, else where they part (the bytes themselves are too many to print).
 std::string difference(const Bytes& a, const Bytes& b) {
   if (a == b) return "";
-  size_t at = static_cast<size_t>(std::mismatch(a.begin(), a.begin() + std::min(a.size(), b.size()), b.begin()).first - a.begin());
+  auto common = static_cast<std::ptrdiff_t>(std::min(a.size(), b.size()));
+  auto at = std::mismatch(a.begin(), a.begin() + common, b.begin()).first - a.begin();
   return std::to_string(a.size()) + " and " + std::to_string(b.size()) + " bytes, first difference at byte " +
          std::to_string(at);
 }
