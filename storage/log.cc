@@ -58,7 +58,7 @@ Result<AppendInfo> Log::append(std::span<uint8_t> batches, int32_t leader_epoch)
     int64_t t = now();
     bool append_time = config_.message_timestamp_type == TimestampType::log_append_time;
     int64_t offset = log_end_offset_;
-    int64_t max_ts = kNoTimestamp, offset_of_max_ts = -1;
+    int64_t max_ts = kNoTimestamp;
     for (size_t at = 0; at < batches.size();) {
       uint8_t* p = batches.data() + at;
       auto h = *records::read_batch_header(ByteView(p, records::kHeaderSize));
@@ -72,10 +72,7 @@ Result<AppendInfo> Log::append(std::span<uint8_t> batches, int32_t leader_epoch)
         records::write_batch_header(h, p);
         put_be32(p + records::kCrcOffset, records::compute_batch_crc(ByteView(p, h.total_size())));
       }
-      if (h.max_timestamp > max_ts) {
-        max_ts = h.max_timestamp;
-        offset_of_max_ts = h.last_offset();
-      }
+      max_ts = std::max(max_ts, h.max_timestamp);
       offset = h.last_offset() + 1;
       at += h.total_size();
     }
@@ -90,8 +87,7 @@ Result<AppendInfo> Log::append(std::span<uint8_t> batches, int32_t leader_epoch)
       if (auto ec = roll_locked(t, &rolled)) return fail(ec);
       if (rolled) info.rolled_at = log_end_offset_;
     }
-    if (auto ec = active().append(ByteView(batches.data(), batches.size()), info.last_offset, max_ts, offset_of_max_ts))
-      return fail(ec);
+    if (auto ec = active().append(ByteView(batches.data(), batches.size()))) return fail(ec);
     log_end_offset_ = offset;
     if (leader_epoch >= 0)
       if (auto ec = epochs_.assign(leader_epoch, info.base_offset)) return fail(ec);

@@ -50,9 +50,7 @@ Result<AppendInfo> Log::append_as_follower(std::span<const uint8_t> batches) {
         if (auto ec = roll_locked(t, &rolled)) return fail(ec);
         if (rolled && info.rolled_at < 0) info.rolled_at = log_end_offset_;
       }
-      if (auto ec = active().append(ByteView(batches.data() + at, h.total_size()), h.last_offset(), h.max_timestamp,
-                                    h.last_offset()))
-        return fail(ec);
+      if (auto ec = active().append(ByteView(batches.data() + at, h.total_size()))) return fail(ec);
       log_end_offset_ = h.last_offset() + 1;
     }
     for (const auto& e : epochs)

@@ -133,27 +133,56 @@ bool Segment::should_roll(const RollParams& p) {
          time_index_.is_full() || !offset_index_.can_append_offset(p.max_offset_in_messages);
 }
 
-std::error_code Segment::append(ByteView batches, int64_t last_offset, int64_t max_timestamp,
-                                int64_t offset_of_max_timestamp) {
+std::error_code Segment::append(ByteView batches) {
   if (batches.empty()) return {};
   if (auto ec = ensure_indexes()) return ec;
+  int64_t last_offset = base_offset_;
+  for (size_t at = 0; at < batches.size();) {
+    auto h = frame_batch(batches.subspan(at));
+    if (!h) throw std::logic_error("append of bytes that are not whole batches to segment " + file_stem(base_offset_));
+    last_offset = h->last_offset();
+    at += h->total_size();
+  }
   if (!offset_index_.can_append_offset(last_offset))
     throw std::logic_error("offset " + std::to_string(last_offset) + " does not fit segment " + file_stem(base_offset_));
-  int64_t position = size_;
-  if (auto ec = pwrite_all(log_->fd(), batches.data(), batches.size(), position)) {
+  int64_t start = size_;
+  if (auto ec = pwrite_all(log_->fd(), batches.data(), batches.size(), start)) {
     // Drop whatever part of the write landed, so the file ends on a batch.
     if (!config_.preallocate) (void)truncate_fd(log_->fd(), size_);
     return ec;
   }
-  if (position == 0) rolling_timestamp_ = max_timestamp;
   size_ += static_cast<int64_t>(batches.size());
-  if (max_timestamp > max_ts_.timestamp) max_ts_ = {max_timestamp, offset_of_max_timestamp};
-  if (bytes_since_last_index_entry_ > config_.index_interval_bytes) {
-    if (auto ec = offset_index_.append(last_offset, position)) return ec;
-    if (auto ec = time_index_.maybe_append(max_ts_.timestamp, max_ts_.offset)) return ec;
-    bytes_since_last_index_entry_ = 0;
+  for (size_t at = 0; at < batches.size();) {
+    BatchHeader h = *frame_batch(batches.subspan(at));
+    int64_t position = start + static_cast<int64_t>(at);
+    // The first batch's, as load_rolling_timestamp() reads it back after a
+    // restart: a roll must not depend on whether the process restarted.
+    if (position == 0) rolling_timestamp_ = h.max_timestamp;
+    if (auto ec = index_batch(h, position)) return ec;
+    at += h.total_size();
   }
-  bytes_since_last_index_entry_ += static_cast<int64_t>(batches.size());
+  return {};
+}
+
+// Kafka's rule: an entry for a batch when more than index.interval.bytes
+// lie between the last entry's batch (the file's start if none) and this
+// batch. Kafka counts those bytes in a field (bytesSinceLastIndexEntry) that
+// truncateTo and reopening reset to 0 and that recover() leaves as it was,
+// so its replicas' indexes drift apart after a truncation or a restart.
+// Runnel promises byte-identical replica files, so it derives the count
+// from the index itself: the entries are then a function of the batches
+// alone, the same on a leader that restarted, a follower that truncated and
+// re-fetched, and one that did neither; recover() rebuilds them through
+// this same rule.
+std::error_code Segment::index_batch(const BatchHeader& h, int64_t position) {
+  if (h.max_timestamp > max_ts_.timestamp) max_ts_ = {h.max_timestamp, h.last_offset()};
+  if (position - offset_index_.last_entry().position <= config_.index_interval_bytes) return {};
+  // Full only in recover() of a segment written with other index settings:
+  // appends roll first (should_roll).
+  if (offset_index_.is_full()) return {};
+  if (auto ec = offset_index_.append(h.last_offset(), position)) return ec;
+  if (!time_index_.is_full())
+    if (auto ec = time_index_.maybe_append(max_ts_.timestamp, max_ts_.offset)) return ec;
   return {};
 }
 
@@ -183,7 +212,6 @@ Result<int64_t> Segment::truncate_to(int64_t offset, int64_t now_ms) {
     created_ms_ = now_ms;
     rolling_timestamp_.reset();
   }
-  bytes_since_last_index_entry_ = 0;
   max_ts_ = time_index_.entries() > 0 ? time_index_.last_entry() : TimestampOffset{kNoTimestamp, base_offset_};
   int64_t pos = offset_index_.lookup(max_ts_.offset).position;
   for (;;) {
@@ -205,6 +233,17 @@ std::error_code Segment::on_become_inactive() {
 }
 
 std::error_code Segment::make_active() {
+  if (auto ec = ensure_indexes()) return ec;
+  // A closed or recovered segment's time index ends with the largest
+  // timestamp so far (close, on_become_inactive and recover append it, as
+  // Kafka's do), an entry appending never makes in an active segment: it
+  // would stay in the middle of this one's index and not in a replica's that
+  // never closed it. Every entry appending makes names an offset at or
+  // below the last offset index entry's (that batch or an earlier one held
+  // the largest timestamp when the entry was made); the closing one names a
+  // later batch, or was not added. max_ts_ already holds what it recorded.
+  int64_t keep_below = offset_index_.entries() > 0 ? offset_index_.last_entry().offset + 1 : base_offset_;
+  time_index_.truncate_to(keep_below);
   if (auto ec = offset_index_.file().resize(config_.segment_index_bytes)) return ec;
   return time_index_.file().resize(config_.segment_index_bytes);
 }

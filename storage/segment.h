@@ -103,9 +103,10 @@ class Segment {
     return rolling_timestamp_;
   }
   // Appends whole batches whose offsets are already assigned; adds index
-  // entries every index.interval.bytes. `last_offset` must fit the index.
-  std::error_code append(ByteView batches, int64_t last_offset, int64_t max_timestamp,
-                         int64_t offset_of_max_timestamp);
+  // entries every index.interval.bytes, batch by batch (as Kafka's
+  // LogSegment.append does), so how batches were grouped into appends
+  // never shows in the indexes. Their last offset must fit the index.
+  std::error_code append(ByteView batches);
 
   // --- read
   // The first batch whose last offset >= `offset`; nullopt if none here.
@@ -136,7 +137,9 @@ class Segment {
   // becomes the active one (indexes grow back). Returns bytes removed.
   Result<int64_t> truncate_to(int64_t offset, int64_t now_ms);
   std::error_code on_become_inactive();
-  std::error_code make_active();  // indexes back to full preallocated size
+  // Indexes back to full preallocated size, holding only the entries that
+  // appending its batches would have made (see segment.cc).
+  std::error_code make_active();
   std::error_code flush();
   // Final time index entry, trims, closes files (reads in flight keep the fd).
   std::error_code close();
@@ -161,6 +164,9 @@ class Segment {
   Result<std::vector<uint8_t>> read_batch_bytes(int64_t position, size_t size);
   Result<std::optional<TimestampAndOffset>> search_records(const BatchHeader& h, int64_t position, int64_t ts,
                                                            int64_t starting_offset, bool exact_match);
+  // The index entries (if due) for the batch `h` at `position`, after the
+  // batches before it were indexed.
+  std::error_code index_batch(const BatchHeader& h, int64_t position);
   std::error_code trim_log_file();
   void load_rolling_timestamp();
 
@@ -174,7 +180,6 @@ class Segment {
   int64_t offset_limit_ = INT64_MAX;
   bool indexes_checked_ = false;
   bool indexes_rebuilt_ = false;
-  int64_t bytes_since_last_index_entry_ = 0;
   TimestampOffset max_ts_;  // largest batch max timestamp and that batch's last offset
   std::optional<int64_t> rolling_timestamp_;
   int64_t created_ms_ = 0;

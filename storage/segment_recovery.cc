@@ -39,7 +39,7 @@ Result<int64_t> Segment::recover(bool truncate_log, const std::function<void(con
   if (auto ec = time_index_.reset()) return ec;
   indexes_checked_ = true;
   max_ts_ = {kNoTimestamp, base_offset_};
-  int64_t valid = 0, last_index_entry = 0;
+  int64_t valid = 0;
   int64_t max_last = std::min(offset_limit_ - 1, base_offset_ + INT32_MAX);
   BatchScanner scan(log_->fd(), 0, size_, base_offset_, max_last);
   for (;;) {
@@ -47,14 +47,7 @@ Result<int64_t> Segment::recover(bool truncate_log, const std::function<void(con
     if (!b) return b.error();
     if (!*b) break;
     const BatchHeader& h = **b;
-    if (h.max_timestamp > max_ts_.timestamp) max_ts_ = {h.max_timestamp, h.last_offset()};
-    if (valid - last_index_entry > config_.index_interval_bytes) {
-      if (!offset_index_.is_full())
-        if (auto ec = offset_index_.append(h.last_offset(), valid)) return ec;
-      if (!time_index_.is_full())
-        if (auto ec = time_index_.maybe_append(max_ts_.timestamp, max_ts_.offset)) return ec;
-      last_index_entry = valid;
-    }
+    if (auto ec = index_batch(h, valid)) return ec;
     valid += static_cast<int64_t>(h.total_size());
     if (on_batch) on_batch(h);
   }
@@ -66,7 +59,6 @@ Result<int64_t> Segment::recover(bool truncate_log, const std::function<void(con
   if (auto ec = time_index_.maybe_append(max_ts_.timestamp, max_ts_.offset, true)) return ec;
   if (auto ec = offset_index_.file().trim_to_valid_size()) return ec;
   if (auto ec = time_index_.file().trim_to_valid_size()) return ec;
-  bytes_since_last_index_entry_ = valid - last_index_entry;
   rolling_timestamp_.reset();
   return invalid;
 }
