@@ -108,7 +108,7 @@ def cpu_seconds(pid):
 
 def add_user(classpath, bootstrap):
     for m in MECHANISMS:  # one per request, as Kafka's controller requires
-        java(classpath, "org.apache.kafka.tools.ConfigCommand", "--bootstrap-server", bootstrap, "--alter",
+        java(classpath, "kafka.admin.ConfigCommand", "--bootstrap-server", bootstrap, "--alter",
              "--entity-type", "users", "--entity-name", "bench", "--add-config",
              "%s=[iterations=4096,password=bench-secret]" % m)
 

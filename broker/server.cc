@@ -2,6 +2,7 @@
 
 #include "broker/connection.h"
 #include "broker/logging.h"
+#include "broker/scram_credential_manager.h"
 #include "broker/security_config.h"
 #include "security/channel_builder.h"
 

@@ -62,7 +62,10 @@ SaslStep ScramSaslServer::client_first(std::string_view message) {
 SaslStep ScramSaslServer::client_final(std::string_view message) {
   auto parsed = parse_scram_client_final(message);
   if (!parsed) return fail("Invalid SCRAM client final message format: " + std::string(message));
-  if (parsed->nonce != server_first_.nonce) return fail("Invalid client nonce in the final client message.");
+  // Kafka's check is endsWith, not equality, and librdkafka (2.0.2 at
+  // least) relies on it: it sends its client nonce again in front of the
+  // server's combined one.
+  if (!parsed->nonce.ends_with(server_first_.nonce)) return fail("Invalid client nonce in the final client message.");
   // Kafka leaves this to the proof (c= is part of the AuthMessage); checking
   // it first says why such an exchange fails.
   if (parsed->channel_binding != client_first_.gs2_header)
