@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/clock.h"
 #include "broker/api_registry.h"
 #include "protocol/codec/reader.h"
 #include "protocol/codec/writer.h"
@@ -19,11 +20,6 @@ namespace {
 // Kafka's KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS: a client cannot
 // make the broker run its (deliberately slow) SCRAM derivations more often.
 constexpr auto kMinReauthInterval = std::chrono::seconds(1);
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 template <typename Api>
 proto::Bytes encode_response(const proto::RequestHeader& header, const typename Api::Response& response) {
@@ -211,9 +207,9 @@ std::optional<std::string> SaslServerAuthenticator::complete(int64_t& session_li
     if (!credential_expiry)
       session_lifetime_ms = max_reauth;
     else if (max_reauth <= 0)
-      session_lifetime_ms = std::max<int64_t>(0, *credential_expiry - now_ms());
+      session_lifetime_ms = std::max<int64_t>(0, *credential_expiry - runnel::Clock::system().wall_ms());
     else
-      session_lifetime_ms = std::max<int64_t>(0, std::min(*credential_expiry - now_ms(), max_reauth));
+      session_lifetime_ms = std::max<int64_t>(0, std::min(*credential_expiry - runnel::Clock::system().wall_ms(), max_reauth));
     session_expiry_ = Clock::now() + std::chrono::milliseconds(session_lifetime_ms);
   }
   previous_.reset();

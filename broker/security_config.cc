@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <string_view>
 
+#include "base/clock.h"
 #include "broker/logging.h"
 #include "security/channel_builder.h"
 #include "security/sasl/jaas_config.h"
@@ -114,15 +114,22 @@ security::sasl::JaasLoginModule jaas_entry(const BrokerConfig& config, const std
                     std::string(login_module) + ", not " + entries.front().login_module);
 }
 
+// sasl.enabled.mechanisms of one listener, each once, in the order given;
+// throws ConfigError for none (Kafka's "No SASL mechanisms are enabled").
+std::vector<std::string> enabled_mechanisms(const BrokerConfig& config, const std::string& listener) {
+  const std::string key = "sasl.enabled.mechanisms";
+  std::vector<std::string> out;
+  for (const auto& m : parse_list(listener_value(config, listener, key).value_or("")))
+    if (std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
+  if (out.empty())
+    throw ConfigError("Invalid configuration " + key + " of listener " + listener + ": No SASL mechanisms are enabled");
+  return out;
+}
+
 std::string_view login_module_of(const std::string& mechanism) {
   for (auto [name, module] : kSaslMechanisms)
     if (name == mechanism) return module;
   return {};
-}
-
-int64_t wall_clock_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -139,8 +146,14 @@ void refuse_unimplemented_security(const BrokerConfig& config, const std::map<st
                         "ignore a security setting");
   // Every SASL listener's mechanisms and JAAS lines, as its channel builder
   // will read them, so a mistake stops startup here.
-  for (const auto& l : config.listeners())
-    if (is_sasl(listener_security_protocol(config, l.name))) sasl_server_config(config, l.name, nullptr);
+  for (const auto& l : config.listeners()) {
+    if (!is_sasl(listener_security_protocol(config, l.name))) continue;
+    sasl_server_config(config, l.name, nullptr);
+    if (config.is_set("sasl.jaas.config") || config.is_set("listener.name." + lower(l.name) + ".sasl.jaas.config"))
+      RLOG_WARN("Server config sasl.jaas.config should be prefixed with SASL mechanism name, ignoring config "
+                "(listener %s: use listener.name.%s.<mechanism>.sasl.jaas.config)",
+                l.name.c_str(), lower(l.name).c_str());
+  }
   // A cluster's followers fetch over the inter-broker listener, which must
   // be one this broker advertises, and authenticate on it when it is SASL.
   if (!config.get_list("runnel.etcd.endpoints").empty()) {
@@ -159,13 +172,7 @@ security::SaslServerConfig sasl_server_config(const BrokerConfig& config, const 
                                               ScramCredentialLookup scram) {
   security::SaslServerConfig out;
   const std::string mechanisms_key = "sasl.enabled.mechanisms";
-  auto listed = listener_value(config, listener, mechanisms_key);
-  for (const auto& m : parse_list(listed.value_or("")))
-    if (std::find(out.enabled_mechanisms.begin(), out.enabled_mechanisms.end(), m) == out.enabled_mechanisms.end())
-      out.enabled_mechanisms.push_back(m);
-  if (out.enabled_mechanisms.empty())
-    throw ConfigError("Invalid configuration " + mechanisms_key + " of listener " + listener +
-                      ": No SASL mechanisms are enabled");
+  out.enabled_mechanisms = enabled_mechanisms(config, listener);
   for (const auto& mechanism : out.enabled_mechanisms) {
     const std::string_view module = login_module_of(mechanism);
     if (module.empty())
@@ -188,7 +195,7 @@ security::SaslServerConfig sasl_server_config(const BrokerConfig& config, const 
       callbacks.oauthbearer_options = jaas.options;
     }
     callbacks.scram_credential = scram;
-    callbacks.now_ms = wall_clock_ms;
+    callbacks.now_ms = [] { return Clock::system().wall_ms(); };
     out.callbacks.emplace(mechanism, std::move(callbacks));
     const std::string reauth = mechanism_value(config, listener, mechanism, "connections.max.reauth.ms").value_or("0");
     int64_t reauth_ms = 0;
@@ -201,10 +208,6 @@ security::SaslServerConfig sasl_server_config(const BrokerConfig& config, const 
     out.max_reauth_ms.emplace(mechanism, reauth_ms);
   }
   out.max_receive_size = static_cast<int32_t>(std::stol(listener_value(config, listener, "sasl.server.max.receive.size").value_or("524288")));
-  if (config.is_set("sasl.jaas.config") || config.is_set("listener.name." + lower(listener) + ".sasl.jaas.config"))
-    RLOG_WARN("Server config sasl.jaas.config should be prefixed with SASL mechanism name, ignoring config "
-              "(listener %s: use listener.name.%s.<mechanism>.sasl.jaas.config)",
-              listener.c_str(), lower(listener).c_str());
   return out;
 }
 
@@ -212,8 +215,7 @@ std::optional<security::sasl::SaslCredentials> inter_broker_sasl(const BrokerCon
   if (!is_sasl(listener_security_protocol(config, listener))) return std::nullopt;
   const std::string key = "sasl.mechanism.inter.broker.protocol";
   const std::string mechanism = config.get_string(key);
-  const auto server = sasl_server_config(config, listener, nullptr);
-  const auto& enabled = server.enabled_mechanisms;
+  const auto enabled = enabled_mechanisms(config, listener);
   if (std::find(enabled.begin(), enabled.end(), mechanism) == enabled.end())
     throw ConfigError(key + " must be included in sasl.enabled.mechanisms when SASL is used for inter-broker " +
                       "communication (listener " + listener + ")");
@@ -263,9 +265,7 @@ std::string listener_security_protocol(const BrokerConfig& config, const std::st
 
 std::optional<std::string> listener_value(const BrokerConfig& config, const std::string& listener,
                                           const std::string& key) {
-  std::string lower = listener;
-  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-  const std::string prefixed = "listener.name." + lower + "." + key;
+  const std::string prefixed = "listener.name." + lower(listener) + "." + key;
   // BrokerConfig::from keeps a per-listener ssl.* key under its full name.
   if (config.is_set(prefixed)) return config.get_optional(prefixed);
   return config.get_optional(key);
