@@ -55,7 +55,7 @@ from cluster_harness import Cluster
 from kafka_harness import kafka_classpath
 from runnel_harness import Runnel, run_tests
 from security_refusal_test import refused as startup_refused
-from security_tls_test import BOUND, KP, confluent_round_trip, kafka_python_round_trip, java
+from security_tls_test import BOUND, KP, confluent_round_trip, java, java_round_trip, kafka_python_round_trip
 
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
               'username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
@@ -354,17 +354,7 @@ def test_sasl_ssl_java():
                     "ssl.truststore.type=PEM\nssl.truststore.location=%s\n"
                     "default.api.timeout.ms=90000\nrequest.timeout.ms=30000\n" % certs.ca[0])
         classpath = kafka_classpath(sys.argv[2] if len(sys.argv) > 2 else None)
-        topic = "java-sasl-" + uuid.uuid4().hex[:8]
-        java(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", b.sasl_bootstrap,
-             "--command-config", config, "--create", "--topic", topic, "--partitions", "2")
-        lines = ["sasl-record-%d" % i for i in range(100)]
-        java(classpath, "org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", b.sasl_bootstrap,
-             "--topic", topic, "--producer.config", config, "--producer-property", "acks=all",
-             stdin="\n".join(lines) + "\n")
-        out = java(classpath, "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server",
-                   b.sasl_bootstrap, "--topic", topic, "--group", "java-" + topic, "--from-beginning",
-                   "--max-messages", str(len(lines)), "--timeout-ms", "90000", "--consumer.config", config)
-        assert sorted(out.split()) == sorted(lines), out[-2000:]
+        java_round_trip(classpath, b.sasl_bootstrap, config, "java-sasl")
 
 
 def test_reauthentication():

@@ -403,6 +403,26 @@ def java(classpath, main, *args, stdin=None):
     return out.stdout
 
 
+def java_round_trip(classpath, bootstrap, config, prefix):
+    """Kafka's CLI tools with the client config file `config`: kafka-topics
+    creates and lists a topic, the console producer writes 100 lines with
+    acks=all, the console consumer reads them back in a group."""
+    topic = prefix + "-" + uuid.uuid4().hex[:8]
+    java(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
+         "--command-config", config, "--create", "--topic", topic, "--partitions", "2")
+    listed = java(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
+                  "--command-config", config, "--list")
+    assert topic in listed.split(), listed
+    lines = ["%s-record-%d" % (prefix, i) for i in range(100)]
+    java(classpath, "org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", bootstrap,
+         "--topic", topic, "--producer.config", config, "--producer-property", "acks=all",
+         stdin="\n".join(lines) + "\n")
+    out = java(classpath, "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server",
+               bootstrap, "--topic", topic, "--group", "java-" + topic, "--from-beginning",
+               "--max-messages", str(len(lines)), "--timeout-ms", "90000", "--consumer.config", config)
+    assert sorted(out.split()) == sorted(lines), out[-2000:]
+
+
 def test_java_clients():
     classpath = kafka_classpath(sys.argv[2] if len(sys.argv) > 2 else None)
     with mtls_broker() as b:
@@ -413,20 +433,7 @@ def test_java_clients():
                     "ssl.truststore.type=PEM\nssl.truststore.location=%s\n"
                     "ssl.keystore.type=PEM\nssl.keystore.location=%s\n"
                     "default.api.timeout.ms=90000\nrequest.timeout.ms=30000\n" % (CERTS.ca[0], CERTS.client_keystore_pem))
-        topic = "java-" + uuid.uuid4().hex[:8]
-        java(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", b.tls_bootstrap,
-             "--command-config", config, "--create", "--topic", topic, "--partitions", "2")
-        listed = java(classpath, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", b.tls_bootstrap,
-                      "--command-config", config, "--list")
-        assert topic in listed.split(), listed
-        lines = ["java-record-%d" % i for i in range(100)]
-        java(classpath, "org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", b.tls_bootstrap,
-             "--topic", topic, "--producer.config", config, "--producer-property", "acks=all",
-             stdin="\n".join(lines) + "\n")
-        out = java(classpath, "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server",
-                   b.tls_bootstrap, "--topic", topic, "--group", "java-" + topic, "--from-beginning",
-                   "--max-messages", str(len(lines)), "--timeout-ms", "90000", "--consumer.config", config)
-        assert sorted(out.split()) == sorted(lines), out[-2000:]
+        java_round_trip(classpath, b.tls_bootstrap, config, "java")
         wait_for_log(b, r"client certificate CN=client,OU=eng,O=Runnel,C=US is principal User:CLIENT")
 
 
