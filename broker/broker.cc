@@ -211,6 +211,11 @@ void Broker::join_cluster() {
     else if (cluster_default) load_dynamic_configs(config_, std::nullopt, value);
     else load_dynamic_configs(config_, value, std::nullopt);
     topics_->apply_broker_defaults();
+    // This broker's own AlterConfigs applied its stores already; this is
+    // the store's copy (or another writer's), applied if it differs.
+    ListenerChannels::Plan tls = listener_reconfiguration(config_, layer);
+    if (!tls.error.empty()) RLOG_ERROR("dynamic broker configs could not be applied: %s", tls.error.c_str());
+    else if (listener_channels_) listener_channels_->apply(std::move(tls));
   };
   ClusterMemberHooks hooks{[this] { hosted_->fence(); }, [this] { hosted_->unfence(); }, config_changed, {}};
   // ACLs created or deleted through any broker apply on every broker.
@@ -275,9 +280,36 @@ T Broker::wait_at_startup(awaitable<T> a) {
   return std::move(*out);
 }
 
-awaitable<TopicError> Broker::set_dynamic_configs(ConfigLayer layer, DynamicConfigs configs) {
-  config_.set_dynamic_configs(layer, std::move(configs));
+ListenerChannels& Broker::listener_channels() {
+  if (!listener_channels_) {
+    // SASL/SCRAM looks users up in the broker's credential store, which
+    // AlterUserScramCredentials changes on every broker at once.
+    ScramCredentialLookup scram = [this](const std::string& user, security::sasl::ScramMechanism mechanism) {
+      return scram_credentials_->credential(user, mechanism);
+    };
+    listener_channels_ = std::make_unique<ListenerChannels>(config_, std::move(scram));
+  }
+  return *listener_channels_;
+}
+
+ListenerChannels::Plan Broker::listener_reconfiguration(const BrokerConfig& next, ConfigLayer layer) const {
+  if (!listener_channels_) return {};
+  // Kafka reloads a rewritten store file on a per-broker update only.
+  return listener_channels_->plan(next, layer == ConfigLayer::dynamic_broker);
+}
+
+awaitable<TopicError> Broker::set_dynamic_configs(ConfigLayer layer, DynamicConfigs configs, bool validate_only) {
+  BrokerConfig next = config_;
+  next.set_dynamic_configs(layer, std::move(configs));
+  ListenerChannels::Plan tls = listener_reconfiguration(next, layer);
+  if (!tls.error.empty()) {
+    RLOG_WARN("dynamic broker configs refused: %s", tls.error.c_str());
+    co_return TopicError{protocol::ErrorCode::invalid_request, "Invalid dynamic configuration"};
+  }
+  if (validate_only) co_return TopicError{};
+  config_ = std::move(next);
   topics_->apply_broker_defaults();
+  if (listener_channels_) listener_channels_->apply(std::move(tls));
   const std::string key = layer == ConfigLayer::dynamic_default ? cluster::keys::cluster_default_config()
                                                                 : cluster::keys::broker_config(NodeId(node_id_));
   auto written = co_await metadata_->put(key, dynamic_configs_value(config_, layer));

@@ -16,6 +16,7 @@
 #include "broker/delayed_operations.h"
 #include "broker/dynamic_broker_config.h"
 #include "broker/hosted_partitions.h"
+#include "broker/listener_channels.h"
 #include "broker/metadata_publisher.h"
 #include "broker/request_memory.h"
 #include "broker/topic_frontend.h"
@@ -44,8 +45,11 @@ class Broker {
 
   const BrokerConfig& config() const { return config_; }
   // Replaces one dynamic broker-config layer (checked by the caller),
-  // persists it and applies the new topic defaults to every partition log.
-  awaitable<TopicError> set_dynamic_configs(ConfigLayer layer, DynamicConfigs configs);
+  // persists it and applies it: the new topic defaults to every partition
+  // log, new key or trust stores to their listeners. A listener whose new
+  // stores cannot replace its current ones refuses the whole change (Kafka's
+  // "Invalid dynamic configuration"); with `validate_only` nothing changes.
+  awaitable<TopicError> set_dynamic_configs(ConfigLayer layer, DynamicConfigs configs, bool validate_only = false);
   int32_t node_id() const { return node_id_; }
   const std::string& cluster_id() const { return cluster_id_; }
   asio::io_context& io() { return io_; }
@@ -87,6 +91,9 @@ class Broker {
   // The users' SCRAM credentials (AlterUserScramCredentials), which
   // SASL/SCRAM authenticates against; always there, authorizer or not.
   ScramCredentialManager& scram_credentials() { return *scram_credentials_; }
+  // Every listener's channel builder, built on first use (Server::bind);
+  // throws ConfigError when a listener cannot be set up.
+  ListenerChannels& listener_channels();
   // The hosted partitions and the requests waiting on them; every waiting
   // fetch is answered when the broker begins to shut down.
   replication::ReplicaManager& replica_manager() { return *replica_manager_; }
@@ -139,6 +146,8 @@ class Broker {
   bool stopping() const { return stopping_; }
 
  private:
+  // What a new config makes of the TLS listeners (listener_channels.h).
+  ListenerChannels::Plan listener_reconfiguration(const BrokerConfig& next, ConfigLayer layer) const;
   // Runs a store call to completion before the loop serves (startup only).
   template <typename T>
   T wait_at_startup(awaitable<T> a);
@@ -172,6 +181,7 @@ class Broker {
   std::unique_ptr<cluster::ProducerIdAllocator> producer_ids_;
   std::unique_ptr<AclManager> acls_;
   std::unique_ptr<ScramCredentialManager> scram_credentials_;
+  std::unique_ptr<ListenerChannels> listener_channels_;
   // In a cluster only.
   std::unique_ptr<replication::ReplicaFetcherManager> fetchers_;
   std::unique_ptr<AlterPartitionManager> alter_partitions_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 #include <sstream>
 
 #include "broker/security_config.h"
@@ -18,6 +19,8 @@ bool parse_number(const std::string& s, N& out) {
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
   return ec == std::errc() && p == t.data() + t.size() && !t.empty();
 }
+
+}  // namespace
 
 // listener.name.<listener>.<key>: the broker key a per-listener override
 // sets, when it is one that may be set per listener (ssl.*, sasl.*,
@@ -41,8 +44,6 @@ const ConfigKey* listener_override_key(const std::string& name) {
     return find_broker_key(per_mechanism);
   return nullptr;
 }
-
-}  // namespace
 
 std::map<std::string, std::string> BrokerConfig::parse_properties(const std::string& text) {
   std::map<std::string, std::string> props;
@@ -114,6 +115,14 @@ const std::string* BrokerConfig::find_value(const std::string& name) const {
 }
 
 bool BrokerConfig::is_set(const std::string& name) const { return find_value(name) != nullptr; }
+
+std::vector<std::string> BrokerConfig::listener_override_names() const {
+  std::set<std::string> names;
+  for (const auto* layer : {&dynamic_broker_, &dynamic_default_, &values_})
+    for (const auto& [k, v] : *layer)
+      if (listener_override_key(k)) names.insert(k);
+  return {names.begin(), names.end()};
+}
 
 std::optional<std::string> BrokerConfig::layer_value(ConfigLayer layer, const std::string& name) const {
   const std::map<std::string, std::string>* m = nullptr;

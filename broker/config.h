@@ -77,6 +77,9 @@ class BrokerConfig {
   const std::map<std::string, std::string>& dynamic_configs(ConfigLayer layer) const;
   void set_dynamic_configs(ConfigLayer layer, std::map<std::string, std::string> configs);
 
+  // The per-listener keys (listener.name.<l>.<key>) any layer sets, sorted.
+  std::vector<std::string> listener_override_names() const;
+
   // The request-path keys, typed, as the layers now hold them.
   const TypedBrokerConfig& typed() const { return typed_; }
 
@@ -106,6 +109,11 @@ class BrokerConfig {
 
   void rebuild_typed();
 };
+
+// listener.name.<listener>.<key>: the broker key a per-listener override
+// sets (ssl.*, sasl.*, connections.max.reauth.ms, and per mechanism
+// listener.name.<listener>.<mechanism>.sasl.jaas.config), else nullptr.
+const ConfigKey* listener_override_key(const std::string& name);
 
 std::vector<Listener> parse_listeners(const std::string& spec, const std::string& key);
 // The same parse: why `spec` is not a listener list (after Kafka's "Invalid

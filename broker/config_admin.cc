@@ -138,7 +138,7 @@ TopicError alter_broker_configs(const std::string& resource_name, int32_t node_i
       default: return {ErrorCode::invalid_request, "Unknown operations type " + std::to_string(c.op)};
     }
   }
-  return check_dynamic_configs(out);
+  return check_dynamic_configs(out, broker_resource_layer(resource_name));
 }
 
 TopicError check_topic_overrides(const TopicTable& topics, const std::string& topic, const TopicOverrides& overrides) {

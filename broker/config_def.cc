@@ -17,6 +17,7 @@ constexpr int64_t kNoMin = INT64_MIN;
 constexpr int64_t kNoMax = INT64_MAX;
 constexpr const char* kLongMax = "9223372036854775807";
 constexpr DynamicUpdate kDynamic = DynamicUpdate::cluster_wide;
+constexpr DynamicUpdate kPerListener = DynamicUpdate::per_listener;
 
 Validator range(int64_t min, int64_t max = kNoMax) { return {min, max}; }
 Validator at_least(int64_t min) { return {min, kNoMax}; }
@@ -37,7 +38,6 @@ constexpr const char* kNoTransactions = "transactions are not implemented yet";
 constexpr const char* kKernelBuffers = "sockets keep the kernel's default buffer sizes";
 constexpr const char* kOpenSsl = "TLS is OpenSSL's: the version is negotiated within ssl.enabled.protocols, with OpenSSL's key and trust handling and random numbers";
 constexpr const char* kNoBrokerTls = "a single node connects to no other broker (a cluster's replica fetchers check the leader's host name with it)";
-constexpr const char* kNoReload = "key stores are not reloaded at runtime yet";
 constexpr const char* kBackgroundCleaner = "the cleaner runs in the periodic background log work";
 
 // KafkaConfig's keys (ServerConfigs, ServerLogConfigs, SocketServerConfigs,
@@ -66,16 +66,17 @@ const std::vector<ConfigKey> kBrokerKeys = {
     {"allow.everyone.if.no.acl.found", T::boolean, "false", {}, I::low},
     // TLS (SslConfigs, BrokerSecurityConfigs), each also settable per
     // listener as listener.name.<listener>.ssl.* (security/ssl_engine_factory.h).
-    {"ssl.keystore.type", T::string, "JKS", {}, I::medium},
-    {"ssl.keystore.location", T::string, nullptr, {}, I::high},
-    {"ssl.keystore.password", T::password, nullptr, {}, I::high},
-    {"ssl.key.password", T::password, nullptr, {}, I::high},
-    {"ssl.keystore.key", T::password, nullptr, {}, I::high},
-    {"ssl.keystore.certificate.chain", T::password, nullptr, {}, I::high},
-    {"ssl.truststore.type", T::string, "JKS", {}, I::medium},
-    {"ssl.truststore.location", T::string, nullptr, {}, I::high},
-    {"ssl.truststore.password", T::password, nullptr, {}, I::high},
-    {"ssl.truststore.certificates", T::password, nullptr, {}, I::high},
+    // The key and trust stores are reloadable per listener (security/ssl_factory.h).
+    {"ssl.keystore.type", T::string, "JKS", {}, I::medium, nullptr, kPerListener},
+    {"ssl.keystore.location", T::string, nullptr, {}, I::high, nullptr, kPerListener},
+    {"ssl.keystore.password", T::password, nullptr, {}, I::high, nullptr, kPerListener},
+    {"ssl.key.password", T::password, nullptr, {}, I::high, nullptr, kPerListener},
+    {"ssl.keystore.key", T::password, nullptr, {}, I::high, nullptr, kPerListener},
+    {"ssl.keystore.certificate.chain", T::password, nullptr, {}, I::high, nullptr, kPerListener},
+    {"ssl.truststore.type", T::string, "JKS", {}, I::medium, nullptr, kPerListener},
+    {"ssl.truststore.location", T::string, nullptr, {}, I::high, nullptr, kPerListener},
+    {"ssl.truststore.password", T::password, nullptr, {}, I::high, nullptr, kPerListener},
+    {"ssl.truststore.certificates", T::password, nullptr, {}, I::high, nullptr, kPerListener},
     {"ssl.client.auth", T::string, "none", one_of({"required", "requested", "none"}), I::medium},
     {"ssl.enabled.protocols", T::list, "TLSv1.2,TLSv1.3", {}, I::medium},
     {"ssl.cipher.suites", T::list, nullptr, {}, I::low},
@@ -96,8 +97,8 @@ const std::vector<ConfigKey> kBrokerKeys = {
     {"sasl.jaas.config", T::password, nullptr, {}, I::medium},
     {"sasl.server.max.receive.size", T::int_, "524288", {}, I::low},
     {"connections.max.reauth.ms", T::long_, "0", {}, I::medium},
-    {"ssl.allow.dn.changes", T::boolean, "false", {}, I::low, nullptr, DynamicUpdate::read_only, kNoReload},
-    {"ssl.allow.san.changes", T::boolean, "false", {}, I::low, nullptr, DynamicUpdate::read_only, kNoReload},
+    {"ssl.allow.dn.changes", T::boolean, "false", {}, I::low},
+    {"ssl.allow.san.changes", T::boolean, "false", {}, I::low},
     // Log directories.
     {"log.dirs", T::list, nullptr, {}, I::high},
     {"log.dir", T::string, "/tmp/kafka-logs", {}, I::high},

@@ -28,9 +28,11 @@ enum class Importance { high, medium, low };
 
 // Kafka's dynamic update mode of a broker key (DynamicBrokerConfig): whether
 // AlterConfigs on a BROKER resource may change it at runtime. Runnel applies
-// only the broker defaults of topic configs at runtime, each on BROKER
-// "<node id>" or BROKER "" (Kafka's cluster-wide mode).
-enum class DynamicUpdate { read_only, cluster_wide };
+// the broker defaults of topic configs at runtime, each on BROKER
+// "<node id>" or BROKER "" (Kafka's cluster-wide mode), and a listener's key
+// store and trust store (per_listener: only as listener.name.<l>.<key> on
+// BROKER "<node id>", Kafka's per-broker security configs).
+enum class DynamicUpdate { read_only, cluster_wide, per_listener };
 
 // Kafka's ConfigDef.Validator. Range bounds are compared in the value's own
 // type (a double as a double); INT64_MIN / INT64_MAX mean no bound.

@@ -12,6 +12,7 @@
 #include "broker/topic_config.h"
 #include "broker/testing/hosted_topics.h"
 #include "broker/topic_table.h"
+#include "security/ssl_factory.h"
 #include "storage/test_util.h"
 
 using namespace runnel::broker;
@@ -178,7 +179,7 @@ TEST_CASE("no key is declared twice, and the keys not acted on are explained", "
       REQUIRE(std::string(key.not_acted_on).size() > 10);
       REQUIRE(key.update == DynamicUpdate::read_only);
     }
-  REQUIRE(not_acted_on == 27);  // 8 of them ssl.* keys OpenSSL has no use for (config_def.cc)
+  REQUIRE(not_acted_on == 25);  // 6 of them ssl.* keys OpenSSL has no use for (config_def.cc)
   auto c = broker_with({{"transaction.max.timeout.ms", "60000"}, {"log.cleaner.threads", "2"}});
   auto reported = c.accepted_not_acted_on();
   REQUIRE(reported.size() == 2);
@@ -243,15 +244,39 @@ TEST_CASE("synonyms resolve in Kafka's order: override, then each synonym by pre
   REQUIRE(broker_config_synonyms("num.io.threads") == V{"num.io.threads"});
 }
 
-TEST_CASE("dynamic broker keys are exactly the first synonym of each topic config", "[config_def]") {
-  // Kafka's DynamicLogConfig.ReconfigurableConfigs.
+TEST_CASE("dynamic broker keys are the topic defaults and the listeners' TLS stores", "[config_def]") {
+  // Kafka's DynamicLogConfig.ReconfigurableConfigs: the first synonym of each topic config.
   std::set<std::string> first;
   for (const auto& family : topic_config_synonyms()) first.insert(family.broker_keys.front().name);
-  std::set<std::string> dynamic;
-  for (const auto& key : broker_config_keys())
-    if (key.update != DynamicUpdate::read_only) dynamic.insert(key.name);
-  REQUIRE(dynamic == first);
+  std::set<std::string> cluster_wide, per_listener;
+  for (const auto& key : broker_config_keys()) {
+    if (key.update == DynamicUpdate::cluster_wide) cluster_wide.insert(key.name);
+    if (key.update == DynamicUpdate::per_listener) per_listener.insert(key.name);
+  }
+  REQUIRE(cluster_wide == first);
   for (const auto& name : first) REQUIRE(is_dynamic_broker_config(name));
+  // Kafka's SslConfigs.RECONFIGURABLE_CONFIGS, dynamic only with a listener prefix.
+  const auto& reconfigurable = runnel::security::reconfigurable_ssl_configs();
+  REQUIRE(per_listener == std::set<std::string>(reconfigurable.begin(), reconfigurable.end()));
+  REQUIRE(is_dynamic_broker_config("listener.name.ssl.ssl.keystore.location"));
+  REQUIRE_FALSE(is_dynamic_broker_config("listener.name.ssl.ssl.enabled.protocols"));
+  REQUIRE_FALSE(is_dynamic_broker_config("listener.name.ssl.ssl.keystore"));
+}
+
+TEST_CASE("a listener's TLS stores are dynamic on this broker's layer only and with the listener prefix",
+          "[config_def]") {
+  const std::string key = "listener.name.external.ssl.keystore.location";
+  REQUIRE(check_dynamic_configs({{key, "/etc/kafka/new.pem"}}, ConfigLayer::dynamic_broker).ok());
+  auto e = check_dynamic_configs({{"ssl.keystore.location", "/etc/kafka/new.pem"}}, ConfigLayer::dynamic_broker);
+  REQUIRE(e.code == runnel::protocol::ErrorCode::invalid_request);
+  REQUIRE(e.message ==
+          "These security configs can be dynamically updated only per-listener using the listener prefix: "
+          "Set(ssl.keystore.location)");
+  e = check_dynamic_configs({{key, "/etc/kafka/new.pem"}}, ConfigLayer::dynamic_default);
+  REQUIRE(e.code == runnel::protocol::ErrorCode::invalid_request);
+  REQUIRE(e.message == "Cannot update these configs at default cluster level, broker id must be specified: Set(" + key + ")");
+  e = check_dynamic_configs({{"listener.name.external.ssl.client.auth", "required"}}, ConfigLayer::dynamic_broker);
+  REQUIRE(e.message == "Cannot update these configs dynamically: Set(listener.name.external.ssl.client.auth)");
 }
 
 TEST_CASE("typed topic configs follow override changes and the broker's dynamic defaults", "[config_def]") {

@@ -29,21 +29,50 @@ DynamicConfigs read_layer(const json::object& layer) {
 }  // namespace
 
 bool is_dynamic_broker_config(const std::string& name) {
+  if (const ConfigKey* base = listener_override_key(name)) return base->update == DynamicUpdate::per_listener;
   const ConfigKey* key = find_broker_key(name);
   return key && key->update != DynamicUpdate::read_only;
 }
 
-TopicError check_dynamic_configs(const DynamicConfigs& configs) {
-  std::vector<std::string> fixed;
+namespace {
+
+// Kafka prints the offending names as a Scala Set.
+TopicError refused(const char* why, const std::vector<std::string>& names) {
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  return {ErrorCode::invalid_request, std::string(why) + ": Set(" + list + ")"};
+}
+
+template <typename Pred>
+std::vector<std::string> names_where(const DynamicConfigs& configs, Pred pred) {
+  std::vector<std::string> out;
   for (const auto& [k, v] : configs)
-    if (!is_dynamic_broker_config(k)) fixed.push_back(k);
-  if (!fixed.empty()) {
-    std::string names;
-    for (const auto& n : fixed) names += (names.empty() ? "" : ", ") + n;
-    return {ErrorCode::invalid_request, "Cannot update these configs dynamically: Set(" + names + ")"};
-  }
+    if (pred(k)) out.push_back(k);
+  return out;
+}
+
+}  // namespace
+
+// Kafka's DynamicBrokerConfig.validateConfigs, in its order.
+TopicError check_dynamic_configs(const DynamicConfigs& configs, ConfigLayer layer) {
+  if (auto fixed = names_where(configs, [](const std::string& k) { return !is_dynamic_broker_config(k); }); !fixed.empty())
+    return refused("Cannot update these configs dynamically", fixed);
+  auto unprefixed = names_where(configs, [](const std::string& k) {
+    const ConfigKey* key = find_broker_key(k);
+    return key && key->update == DynamicUpdate::per_listener;
+  });
+  if (!unprefixed.empty())
+    return refused("These security configs can be dynamically updated only per-listener using the listener prefix",
+                   unprefixed);
   for (const auto& [k, v] : configs) {
-    if (auto err = invalid_value_message(*find_broker_key(k), v); !err.empty()) return {ErrorCode::invalid_config, err};
+    const ConfigKey* key = listener_override_key(k);
+    if (!key) key = find_broker_key(k);
+    if (auto err = invalid_value_message(*key, v); !err.empty()) return {ErrorCode::invalid_config, err};
+  }
+  if (layer == ConfigLayer::dynamic_default) {
+    auto per_broker = names_where(configs, [](const std::string& k) { return listener_override_key(k) != nullptr; });
+    if (!per_broker.empty())
+      return refused("Cannot update these configs at default cluster level, broker id must be specified", per_broker);
   }
   return {};
 }
@@ -61,7 +90,7 @@ void load_dynamic_configs(BrokerConfig& config, const std::optional<std::string>
     }
     DynamicConfigs kept;
     for (const auto& [k, v] : read_layer(doc.as_object())) {
-      if (auto e = check_dynamic_configs({{k, v}}); !e.ok()) {
+      if (auto e = check_dynamic_configs({{k, v}}, layer); !e.ok()) {
         RLOG_WARN("ignoring dynamic broker config %s=%s: %s", k.c_str(), v.c_str(), e.message.c_str());
         continue;
       }

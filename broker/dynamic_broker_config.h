@@ -7,9 +7,12 @@
 // Kafka keeps them in its metadata log; Runnel keeps them in the metadata
 // store (keys configs/broker/<id> and configs/broker/<default>; on one node
 // runnel-broker-configs.json in the first log dir), so they survive
-// restarts as Kafka's do. Kafka's other dynamic keys (thread pools, listeners, SSL,
-// quotas) are refused here as not dynamically updatable: Runnel cannot apply
-// them at runtime (README, deliberate differences).
+// restarts as Kafka's do. A listener's key and trust stores are dynamic too
+// (listener.name.<l>.ssl.keystore.location and friends, on BROKER "<id>"
+// only): the broker's ListenerChannels validates and applies them. Kafka's
+// other dynamic keys (thread pools, listener lists, quotas) are refused here
+// as not dynamically updatable: Runnel cannot apply them at runtime (README,
+// deliberate differences).
 #pragma once
 
 #include <map>
@@ -30,8 +33,10 @@ using DynamicConfigs = std::map<std::string, std::string>;
 bool is_dynamic_broker_config(const std::string& name);
 
 // The checks Kafka's DynamicBrokerConfig.validateConfigs makes on a layer's
-// complete new set: every key dynamic, every value valid for its type.
-TopicError check_dynamic_configs(const DynamicConfigs& configs);
+// complete new set: every key dynamic, a listener's TLS stores only through
+// the listener prefix and only on the broker's own layer, every value
+// valid for its type.
+TopicError check_dynamic_configs(const DynamicConfigs& configs, ConfigLayer layer);
 
 // Takes both dynamic layers as stored (each a JSON object of strings;
 // nullopt when never set); an entry that is no longer valid is dropped

@@ -248,13 +248,27 @@ std::shared_ptr<const security::ChannelBuilder> channel_builder(const BrokerConf
   security::SslConfigLookup lookup = [&config, listener](const std::string& key) {
     return listener_value(config, listener, key);
   };
+  const security::SslFactory::Options tls = ssl_factory_options(config, listener);
   try {
-    if (protocol == "SASL_PLAINTEXT") return security::ChannelBuilder::sasl(sasl_server_config(config, listener, scram), nullptr);
-    if (protocol == "SASL_SSL") return security::ChannelBuilder::sasl(sasl_server_config(config, listener, scram), &lookup);
-    return security::ChannelBuilder::ssl(lookup);
+    if (protocol == "SASL_PLAINTEXT")
+      return security::ChannelBuilder::sasl(sasl_server_config(config, listener, scram), nullptr, tls);
+    if (protocol == "SASL_SSL") return security::ChannelBuilder::sasl(sasl_server_config(config, listener, scram), &lookup, tls);
+    return security::ChannelBuilder::ssl(lookup, tls);
   } catch (const security::SslConfigError& e) {
     throw ConfigError("Invalid SSL configuration of listener " + listener + ": " + e.what());
   }
+}
+
+security::SslFactory::Options ssl_factory_options(const BrokerConfig& config, const std::string& listener) {
+  security::SslFactory::Options o;
+  // Kafka validates a new key store by handshakes on the listener brokers
+  // replicate over; a single node has no peer to keep trusting it.
+  const auto listeners = config.advertised_listeners();
+  o.inter_broker = !config.get_list("runnel.etcd.endpoints").empty() && !listeners.empty() &&
+                   inter_broker_listener(config, listeners.front().name) == listener;
+  o.allow_dn_changes = listener_value(config, listener, "ssl.allow.dn.changes") == "true";
+  o.allow_san_changes = listener_value(config, listener, "ssl.allow.san.changes") == "true";
+  return o;
 }
 
 std::string listener_security_protocol(const BrokerConfig& config, const std::string& listener) {

@@ -14,6 +14,7 @@
 #include "broker/config.h"
 #include "security/sasl/sasl_client.h"
 #include "security/sasl/scram_credential.h"
+#include "security/ssl_factory.h"
 
 namespace boost::asio::ssl {
 class context;
@@ -64,6 +65,11 @@ bool authorizer_configured(const BrokerConfig& config);
 // ConfigError naming the listener and the key when it cannot be set up.
 std::shared_ptr<const security::ChannelBuilder> channel_builder(const BrokerConfig& config, const std::string& listener,
                                                                 ScramCredentialLookup scram);
+
+// How a listener's TLS takes a dynamic key store update
+// (security/ssl_factory.h): validated by handshakes on a cluster's
+// inter-broker listener; ssl.allow.dn.changes and ssl.allow.san.changes.
+security::SslFactory::Options ssl_factory_options(const BrokerConfig& config, const std::string& listener);
 
 // The security protocol a listener speaks, through
 // listener.security.protocol.map (which startup checked names every

@@ -2,8 +2,7 @@
 
 #include "broker/connection.h"
 #include "broker/logging.h"
-#include "broker/scram_credential_manager.h"
-#include "broker/security_config.h"
+#include "broker/listener_channels.h"
 #include "security/channel_builder.h"
 
 namespace runnel::broker {
@@ -41,17 +40,9 @@ void Server::AcceptFailures::recovered(const std::string& listener) {
 Server::Server(asio::io_context& io, Broker& broker) : io_(io), broker_(broker) {}
 
 void Server::bind() {
-  std::vector<std::shared_ptr<const security::ChannelBuilder>> builders;
-  // SASL/SCRAM looks users up in the broker's credential store, which
-  // AlterUserScramCredentials changes on every broker at once.
-  ScramCredentialLookup scram = [this](const std::string& user, security::sasl::ScramMechanism mechanism) {
-    return broker_.scram_credentials().credential(user, mechanism);
-  };
-  for (const auto& l : broker_.config().listeners())
-    builders.push_back(channel_builder(broker_.config(), l.name, scram));
-  size_t i = 0;
+  ListenerChannels& channels = broker_.listener_channels();
   for (const auto& l : broker_.config().listeners()) {
-    auto builder = builders[i++];
+    auto builder = channels.get(l.name);
     if (l.name == "CONTROLLER") continue;  // a single Runnel node is its own controller
     tcp::resolver resolver(io_);
     auto host = l.host.empty() ? std::string("0.0.0.0") : l.host;
@@ -68,7 +59,7 @@ void Server::bind() {
               builder->security_protocol().c_str());
     if (builder->security_protocol() == "SSL")
       RLOG_INFO("listener %s: %s", l.name.c_str(), security::SslTransportLayer::fetch_path().c_str());
-    listeners_.push_back({std::move(acceptor), l.name, std::move(builder)});
+    listeners_.push_back({std::move(acceptor), l.name});
   }
 }
 
@@ -93,7 +84,10 @@ awaitable<void> Server::accept_loop(BoundListener& listener) {
       continue;
     }
     failures.recovered(listener_name);
-    std::make_shared<Connection>(std::move(socket), broker_, listener_name, listener.channel_builder)->start();
+    // The listener's builder now: a dynamic key store update serves the
+    // connections accepted after it.
+    std::make_shared<Connection>(std::move(socket), broker_, listener_name, broker_.listener_channels().get(listener_name))
+        ->start();
   }
 }
 

@@ -10,10 +10,6 @@
 #include "broker/asio.h"
 #include "broker/broker.h"
 
-namespace runnel::security {
-class ChannelBuilder;
-}
-
 namespace runnel::broker {
 
 class Server {
@@ -46,7 +42,6 @@ class Server {
   struct BoundListener {
     tcp::acceptor acceptor;
     std::string name;
-    std::shared_ptr<const security::ChannelBuilder> channel_builder;
   };
 
   awaitable<void> accept_loop(BoundListener& listener);

@@ -84,7 +84,7 @@ std::vector<ConfigEntry::Synonym> broker_synonyms(const BrokerConfig& broker, co
   for (auto layer : {ConfigLayer::dynamic_broker, ConfigLayer::dynamic_default, ConfigLayer::static_broker,
                      ConfigLayer::default_value})
     for (const auto& n : names)
-      if (find_broker_key(n))
+      if (find_broker_key(n) || listener_override_key(n))
         if (auto v = broker.layer_value(layer, n)) out.push_back({n, v, config_source(layer)});
   return out;
 }

@@ -4,10 +4,10 @@ namespace runnel::security {
 
 std::shared_ptr<const ChannelBuilder> ChannelBuilder::plaintext() { return std::make_shared<ChannelBuilder>(); }
 
-std::shared_ptr<const ChannelBuilder> ChannelBuilder::ssl(const SslConfigLookup& config) {
+std::shared_ptr<const ChannelBuilder> ChannelBuilder::ssl(const SslConfigLookup& config, SslFactory::Options options) {
   auto b = std::make_shared<ChannelBuilder>();
   b->protocol_ = "SSL";
-  b->ssl_context_ = create_server_ssl_context(config);
+  b->ssl_ = SslFactory::create(config, options);
   try {
     b->mapper_.emplace(config("ssl.principal.mapping.rules").value_or("DEFAULT"));
   } catch (const std::invalid_argument& e) {
@@ -16,16 +16,23 @@ std::shared_ptr<const ChannelBuilder> ChannelBuilder::ssl(const SslConfigLookup&
   return b;
 }
 
-std::shared_ptr<const ChannelBuilder> ChannelBuilder::sasl(SaslServerConfig sasl, const SslConfigLookup* tls) {
+std::shared_ptr<const ChannelBuilder> ChannelBuilder::sasl(SaslServerConfig sasl, const SslConfigLookup* tls,
+                                                           SslFactory::Options options) {
   auto b = std::make_shared<ChannelBuilder>();
   b->protocol_ = tls ? "SASL_SSL" : "SASL_PLAINTEXT";
-  if (tls) b->ssl_context_ = create_server_ssl_context(*tls);
+  if (tls) b->ssl_ = SslFactory::create(*tls, options);
   b->sasl_ = std::move(sasl);
   return b;
 }
 
+std::shared_ptr<const ChannelBuilder> ChannelBuilder::with_ssl(std::shared_ptr<const SslFactory> ssl) const {
+  auto b = std::make_shared<ChannelBuilder>(*this);
+  b->ssl_ = std::move(ssl);
+  return b;
+}
+
 std::unique_ptr<TransportLayer> ChannelBuilder::build(tcp::socket socket) const {
-  if (ssl_context_) return std::make_unique<SslTransportLayer>(std::move(socket), ssl_context_);
+  if (ssl_) return std::make_unique<SslTransportLayer>(std::move(socket), ssl_->context());
   return std::make_unique<PlaintextTransportLayer>(std::move(socket));
 }
 

@@ -19,6 +19,7 @@
 #include "security/principal.h"
 #include "security/sasl/sasl_server.h"
 #include "security/ssl_engine_factory.h"
+#include "security/ssl_factory.h"
 #include "security/ssl_principal_mapper.h"
 #include "security/transport_layer.h"
 
@@ -43,10 +44,17 @@ class ChannelBuilder {
   static std::shared_ptr<const ChannelBuilder> plaintext();
   // SSL, from the listener's ssl.* configs; throws SslConfigError (a bad
   // key store, trust store, protocol or mapping rule) so startup stops.
-  static std::shared_ptr<const ChannelBuilder> ssl(const SslConfigLookup& config);
+  static std::shared_ptr<const ChannelBuilder> ssl(const SslConfigLookup& config, SslFactory::Options options);
   // SASL_PLAINTEXT (`tls` null) or SASL_SSL (TLS from the listener's
   // ssl.* configs, throwing SslConfigError as ssl() does).
-  static std::shared_ptr<const ChannelBuilder> sasl(SaslServerConfig sasl, const SslConfigLookup* tls);
+  static std::shared_ptr<const ChannelBuilder> sasl(SaslServerConfig sasl, const SslConfigLookup* tls,
+                                                    SslFactory::Options options);
+
+  // The listener's TLS (nullptr for PLAINTEXT and SASL_PLAINTEXT), and this
+  // builder with its TLS replaced (a dynamic key store update: connections
+  // accepted from then on get the new context).
+  const SslFactory* ssl_factory() const { return ssl_.get(); }
+  std::shared_ptr<const ChannelBuilder> with_ssl(std::shared_ptr<const SslFactory> ssl) const;
 
   std::unique_ptr<TransportLayer> build(tcp::socket socket) const;
 
@@ -61,7 +69,7 @@ class ChannelBuilder {
 
  private:
   std::string protocol_ = "PLAINTEXT";
-  std::shared_ptr<asio::ssl::context> ssl_context_;
+  std::shared_ptr<const SslFactory> ssl_;
   std::optional<SslPrincipalMapper> mapper_;
   std::optional<SaslServerConfig> sasl_;
 };

@@ -10,88 +10,13 @@
 #include <map>
 
 #include "security/ssl_engine_factory.h"
+#include "security/ssl_test_support.h"
 #include "security/transport_layer.h"
 
 using namespace runnel::security;
+using namespace runnel::security::testing;
 
 namespace {
-
-// A self-signed EC certificate and its key, made with OpenSSL for the test.
-struct TestIdentity {
-  EVP_PKEY* key = EVP_EC_gen("P-256");
-  X509* cert = X509_new();
-  TestIdentity() {
-    X509_set_version(cert, 2);
-    ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
-    X509_gmtime_adj(X509_getm_notBefore(cert), 0);
-    X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
-    X509_set_pubkey(cert, key);
-    X509_NAME* name = X509_get_subject_name(cert);
-    X509_NAME_add_entry_by_txt(name, "C", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("US"), -1, -1, 0);
-    X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("Runnel"), -1, -1, 0);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("broker"), -1, -1, 0);
-    X509_set_issuer_name(cert, name);
-    X509_sign(cert, key, EVP_sha256());
-  }
-  ~TestIdentity() {
-    X509_free(cert);
-    EVP_PKEY_free(key);
-  }
-  std::string cert_pem() const {
-    BIO* b = BIO_new(BIO_s_mem());
-    PEM_write_bio_X509(b, cert);
-    return drain(b);
-  }
-  std::string key_pem(const char* password = nullptr) const {
-    BIO* b = BIO_new(BIO_s_mem());
-    if (password)
-      PEM_write_bio_PKCS8PrivateKey(b, key, EVP_aes_256_cbc(), nullptr, 0, nullptr, const_cast<char*>(password));
-    else
-      PEM_write_bio_PKCS8PrivateKey(b, key, nullptr, nullptr, 0, nullptr, nullptr);
-    return drain(b);
-  }
-  std::string pkcs12(const char* password) const {
-    PKCS12* p12 = PKCS12_create(password, "broker", key, cert, nullptr, 0, 0, 0, 0, 0);
-    BIO* b = BIO_new(BIO_s_mem());
-    i2d_PKCS12_bio(b, p12);
-    PKCS12_free(p12);
-    return drain(b);
-  }
-  static std::string drain(BIO* b) {
-    char* data = nullptr;
-    long n = BIO_get_mem_data(b, &data);
-    std::string out(data, static_cast<size_t>(n));
-    BIO_free(b);
-    return out;
-  }
-};
-
-struct TempFile {
-  std::string path;
-  explicit TempFile(const std::string& bytes) {
-    char name[] = "/tmp/runnel-ssl-test-XXXXXX";
-    int fd = mkstemp(name);
-    REQUIRE(fd >= 0);
-    REQUIRE(write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
-    close(fd);
-    path = name;
-  }
-  ~TempFile() { std::remove(path.c_str()); }
-};
-
-// Kafka's defaults under the given keys.
-SslConfigLookup lookup(std::map<std::string, std::string> set) {
-  std::map<std::string, std::string> defaults = {{"ssl.keystore.type", "JKS"},
-                                                 {"ssl.truststore.type", "JKS"},
-                                                 {"ssl.client.auth", "none"},
-                                                 {"ssl.enabled.protocols", "TLSv1.2,TLSv1.3"}};
-  for (auto& [k, v] : set) defaults[k] = v;
-  return [defaults](const std::string& key) -> std::optional<std::string> {
-    auto it = defaults.find(key);
-    if (it == defaults.end()) return std::nullopt;
-    return it->second;
-  };
-}
 
 std::string error_of(const SslConfigLookup& config) {
   try {

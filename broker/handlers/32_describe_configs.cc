@@ -98,6 +98,20 @@ ConfigEntry broker_entry(const BrokerConfig& config, const ConfigKey& def, bool 
   return e;
 }
 
+ConfigEntry listener_entry(const BrokerConfig& config, const std::string& name) {
+  const ConfigKey& base = *listener_override_key(name);
+  ConfigEntry e;
+  e.name = name;
+  e.value = config.get_optional(name);
+  e.type = data_type(base.type);
+  e.sensitive = base.type == ConfigType::password;
+  e.read_only = !is_dynamic_broker_config(name);
+  auto all = broker_synonyms(config, {name, base.name});
+  e.source = all.empty() ? ConfigSource::default_config : all.front().source;
+  e.synonyms = std::move(all);
+  return e;
+}
+
 Result_ describe_broker(Broker& b, const Resource_& r, const Options& o) {
   Result_ out = failed(r, ErrorCode::none, std::nullopt);
   if (r.resource_name.empty()) {
@@ -113,6 +127,10 @@ Result_ describe_broker(Broker& b, const Resource_& r, const Options& o) {
                       r.resource_name);
   for (const auto& def : broker_config_keys())
     if (wanted(r, def.name)) out.configs.push_back(make_entry(broker_entry(b.config(), def, true), o));
+  // Kafka lists each per-listener key set (listener.name.<l>.ssl.keystore.location,
+  // ...) as a config of its own, its base key as its last synonym.
+  for (const auto& name : b.config().listener_override_names())
+    if (wanted(r, name)) out.configs.push_back(make_entry(listener_entry(b.config(), name), o));
   return out;
 }
 

@@ -37,8 +37,7 @@ awaitable<TopicError> alter_one(const RequestContext& ctx, const Resource_& r, b
     case ConfigResourceType::broker: {
       DynamicConfigs configs;
       if (auto e = alter_broker_configs(r.resource_name, b.node_id(), changes, {}, configs); !e.ok()) co_return e;
-      if (validate_only) co_return TopicError{};
-      co_return co_await b.set_dynamic_configs(broker_resource_layer(r.resource_name), std::move(configs));
+      co_return co_await b.set_dynamic_configs(broker_resource_layer(r.resource_name), std::move(configs), validate_only);
     }
     case ConfigResourceType::topic: {
       TopicOverrides overrides;

@@ -96,8 +96,7 @@ awaitable<TopicError> alter_one(const RequestContext& ctx, const Resource_& r, b
       if (auto e = alter_broker_configs(r.resource_name, b.node_id(), changes, b.config().dynamic_configs(layer), configs);
           !e.ok())
         co_return e;
-      if (validate_only) co_return TopicError{};
-      co_return co_await b.set_dynamic_configs(layer, std::move(configs));
+      co_return co_await b.set_dynamic_configs(layer, std::move(configs), validate_only);
     }
     case ConfigResourceType::topic: {
       TopicOverrides overrides;
