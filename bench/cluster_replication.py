@@ -45,6 +45,13 @@ systems take turns, in an order rotated every round:
                         written (acks=1); then SIGCONT, and the clock runs
                         until a leader's Metadata shows it back in every ISR
                         (polled every 20 ms): MB/s of values caught up.
+  newfollower_1k        the same backlog on 4 partitions replicated by two
+                        brokers only; then AlterPartitionReassignments (as
+                        kafka-reassign-partitions --execute sends it) adds
+                        the third to every partition, and the clock runs
+                        until it is in every ISR and
+                        ListPartitionReassignments lists no move: MB/s of
+                        values a new replica copied.
 
 Results: bench/results/cluster_replication-<date>.json (every run, with the
 load average before and after) and .md (medians, and the ratios
@@ -72,6 +79,7 @@ import kafka_wire as kw  # noqa: E402
 from cluster_harness import wait_until  # noqa: E402
 from kafka_cluster_harness import KafkaCluster  # noqa: E402
 from cluster_failover import IDS, RunnelCluster, admin  # noqa: E402  (beside this file)
+from cluster_reassignment_test import alter, listed  # noqa: E402  (AlterPartitionReassignments on the wire)
 from run_suite import (Runs, as_typed, log, loadavg, machine_info, median, metric_values,  # noqa: E402
                        parse_common_args, record, round_ratio, run_loadgen)
 from confluent_kafka import Consumer, TopicPartition  # noqa: E402
@@ -271,10 +279,58 @@ def catchup(cfg, cluster, rec):
     delete_topic(cluster, topic)
 
 
+def reassignment_done(cluster, node_id, topic, follower):
+    """Every partition of `topic` lists `follower` in its ISR and none is still being moved."""
+    if not all(follower in isr for isr in isr_of(cluster, node_id, topic)):
+        return False
+    return not listed(cluster.nodes[node_id].port, {topic: list(range(CATCHUP_PARTITIONS))})
+
+
+def new_follower(cfg, cluster, rec):
+    """A backlog on partitions replicated by two brokers, then the third
+    added to every partition with AlterPartitionReassignments (what
+    kafka-reassign-partitions --execute sends): the time until the new
+    follower is in every ISR and the moves are complete."""
+    rnd = rec["round"]
+    ctrl = controller(cluster)
+    follower = [i for i in IDS if i != ctrl][rnd % 2]
+    leaders = [i for i in IDS if i != follower]
+    before_move = [[leaders[p % 2], leaders[(p + 1) % 2]] for p in range(CATCHUP_PARTITIONS)]
+    topic = "rf2-newfollower-%d" % rnd
+    client = admin(cluster.bootstrap())
+    client.create_topics([NewTopic(topic, CATCHUP_PARTITIONS, replica_assignment=before_move,
+                                   config=dict(TOPIC_CONFIG, **{"min.insync.replicas": "1"}))],
+                         request_timeout=30)[topic].result(40)
+    wait_until(lambda: all(len(isr) == 2 for isr in isr_of(cluster, leaders[0], topic)) and
+               len(isr_of(cluster, leaders[0], topic)) == CATCHUP_PARTITIONS, 60, "%s on two brokers" % topic,
+               poll=0.05)
+    rec.update(follower=follower, controller=ctrl)
+    rec["fill"], rec["fill_cpu_s"] = loadgen_on(cfg, cluster, topic, [
+        "--mode", "produce", "--size", "1024", "--partitions", str(CATCHUP_PARTITIONS), "--acks", "1",
+        "--records", str(cfg["backlog_bytes"] // 1024)])
+    if not rec["fill"].get("ok"):
+        raise RuntimeError("backlog not written: %s" % rec["fill"].get("stderr", "")[-500:])
+    before = cpu_snapshot(cluster)
+    moved = time.monotonic()
+    top, res = alter(cluster.nodes[leaders[0]].port,
+                     {(topic, p): before_move[p] + [follower] for p in range(CATCHUP_PARTITIONS)})
+    if top or any(err for err, _ in res.values()):
+        raise RuntimeError("AlterPartitionReassignments: %s %s" % (top, res))
+    wait_until(lambda: reassignment_done(cluster, leaders[0], topic, follower), 300,
+               "node %d a replica in every ISR of %s" % (follower, topic), poll=0.02)
+    seconds = time.monotonic() - moved
+    value_bytes = rec["fill"]["produce"]["delivered"] * 1024
+    rec["result"] = {"catchup": {"seconds": round(seconds, 3), "value_bytes": value_bytes,
+                                 "mb_per_s": round(value_bytes / 1e6 / seconds, 1)}}
+    rec["cpu_s"] = cpu_used(before, cpu_snapshot(cluster), value_bytes)
+    delete_topic(cluster, topic)
+
+
 WORKLOADS = [
     ("produce_100b_acksall", produce_max),
     ("e2e_100b_acksall", e2e_paced),
     ("catchup_1k", catchup),
+    ("newfollower_1k", new_follower),
 ]
 
 
@@ -317,8 +373,9 @@ def run(cfg, args, runs):
 def brief(rec):
     r = rec.get("result") or {}
     if "catchup" in r:
-        return "caught up %.1f MB in %.2f s: %.1f MB/s (stopped %.1f s)" % (
-            r["catchup"]["value_bytes"] / 1e6, r["catchup"]["seconds"], r["catchup"]["mb_per_s"], rec["stopped_s"])
+        s = "caught up %.1f MB in %.2f s: %.1f MB/s" % (
+            r["catchup"]["value_bytes"] / 1e6, r["catchup"]["seconds"], r["catchup"]["mb_per_s"])
+        return s + (" (stopped %.1f s)" % rec["stopped_s"] if "stopped_s" in rec else " (a new replica)")
     if "produce" in r:
         p = r["produce"]
         s = "%s records/s, p99 %.2f ms" % (format(int(p["records_per_s"]), ","), p["p99_ms"])
@@ -354,6 +411,11 @@ def rows(cfg):
          ["result", "catchup", "mb_per_s"], "MB/s", True, ""),
         ("  SIGCONT to back in every ISR", "catchup_1k", ["result", "catchup", "seconds"], "s", False, ""),
         ("  broker CPU per GB caught up", "catchup_1k", ["cpu_s", "brokers_per_gb"], "CPU s/GB", False, ""),
+        ("New follower (reassignment) catch-up, %d MiB of 1 KiB records" % (cfg["backlog_bytes"] >> 20),
+         "newfollower_1k", ["result", "catchup", "mb_per_s"], "MB/s", True, ""),
+        ("  reassignment to every ISR and the moves complete", "newfollower_1k", ["result", "catchup", "seconds"],
+         "s", False, ""),
+        ("  broker CPU per GB copied", "newfollower_1k", ["cpu_s", "brokers_per_gb"], "CPU s/GB", False, ""),
     ]
 
 
@@ -426,7 +488,12 @@ def write_markdown(path, cfg, machine, table, runs):
           "replica.lag.time.max.ms), %d MiB of 1 KiB values are written with acks=1 to its 4 partitions; SIGCONT, "
           "and the time runs until a leader's Metadata shows it in every ISR again, polled every 20 ms "
           "(so it includes the ISR write: Runnel's compare-and-swap in etcd, Kafka's AlterPartition to the "
-          "controller). MB/s counts values." % (cfg["backlog_bytes"] >> 20), ""]
+          "controller). MB/s counts values." % (cfg["backlog_bytes"] >> 20),
+          "- New follower: a topic of 4 partitions on two brokers only (min.insync.replicas=1) gets the same "
+          "backlog; then one AlterPartitionReassignments request (what kafka-reassign-partitions --execute sends) "
+          "adds the third broker to every partition, and the time runs until a leader's Metadata shows it in every "
+          "ISR and ListPartitionReassignments lists no move, polled every 20 ms (so it includes creating the "
+          "replicas and the reassignment's completion). MB/s counts values.", ""]
     with open(path, "w") as f:
         f.write("\n".join(t))
 
