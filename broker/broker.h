@@ -76,6 +76,8 @@ class Broker {
   ClusterMember* cluster_member() { return member_.get(); }
   // A cluster leader's ISR changes; null on a single node.
   AlterPartitionManager* alter_partitions() { return alter_partitions_.get(); }
+  // What a cluster broker hosts as the metadata image says; null on a single node.
+  HostedPartitions* hosted_partitions() { return hosted_.get(); }
   // Registers in the cluster and loads its metadata, before the listeners
   // accept (their bound ports are what the registration advertises).
   // Throws std::runtime_error when it cannot. Nothing on a single node.

@@ -73,6 +73,16 @@ awaitable<void> HostedPartitions::run(std::shared_ptr<bool> alive) {
     last_ = std::move(image);
   }
   running_ = false;
+  for (auto& waiter : std::exchange(waiters_, {})) waiter->cancel();
+}
+
+awaitable<void> HostedPartitions::wait_caught_up(std::chrono::milliseconds bound) {
+  if (caught_up()) co_return;
+  auto alive = alive_;
+  auto waiter = std::make_shared<asio::steady_timer>(broker_.io(), bound);
+  waiters_.push_back(waiter);
+  co_await waiter->async_wait(as_tuple_awaitable);
+  if (*alive) std::erase(waiters_, waiter);
 }
 
 void HostedPartitions::apply(const std::shared_ptr<Partition>& hosted, const cluster::PartitionRegistration& registration) {

@@ -25,9 +25,11 @@
 // Event-loop only; disk work goes to the broker's blocking pool.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "broker/asio.h"
 #include "cluster/metadata_image.h"
@@ -54,6 +56,8 @@ class HostedPartitions {
   void unfence();
   // Whether the newest image given has been reconciled.
   bool caught_up() const { return !running_ && !next_; }
+  // Returns once it is, or after `bound`.
+  awaitable<void> wait_caught_up(std::chrono::milliseconds bound);
 
  private:
   awaitable<void> run(std::shared_ptr<bool> alive);
@@ -68,6 +72,7 @@ class HostedPartitions {
   cluster::ImagePtr last_;
   bool running_ = false;
   bool fenced_ = false;
+  std::vector<std::shared_ptr<asio::steady_timer>> waiters_;  // wait_caught_up's, woken by cancel()
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -95,6 +95,28 @@ awaitable<bool> sync_logs(Broker& broker, std::vector<std::shared_ptr<storage::L
   co_return !ec;
 }
 
+// In a cluster the metadata image names this broker a partition's leader
+// a moment before HostedPartitions has opened the replica (on the blocking
+// pool, after the image arrived): a client that saw the image elsewhere
+// may already send here. Answered at once that would be
+// NOT_LEADER_OR_FOLLOWER, which an acks=0 producer never sees (its records
+// would be lost) and others retry after a metadata refresh; so the request
+// waits, bounded by its timeout and a few seconds, for the image to be
+// reconciled.
+bool leads_unopened(Broker& b, const p::ProduceRequest& req) {
+  if (!b.hosted_partitions() || b.hosted_partitions()->caught_up()) return false;
+  const auto image = b.metadata_cache().image();
+  for (const auto& topic : req.topic_data)
+    for (const auto& pd : topic.partition_data) {
+      const cluster::PartitionRegistration* reg = image->partition(topic.name, PartitionId(pd.index));
+      if (reg && reg->leader == NodeId(b.node_id()) && !b.replica_manager().get_partition(topic.name, PartitionId(pd.index)))
+        return true;
+    }
+  return false;
+}
+
+constexpr std::chrono::milliseconds kOpeningWaitBound{5000};
+
 }  // namespace
 
 template <>
@@ -108,6 +130,10 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
   else if (req.transactional_id || has_transactional_records(headers))
     request_error = ErrorCode::transactional_id_authorization_failed;
   else if (req.acks != 0 && req.acks != 1 && req.acks != -1) request_error = ErrorCode::invalid_required_acks;
+
+  if (request_error == ErrorCode::none && leads_unopened(b, req))
+    co_await b.hosted_partitions()->wait_caught_up(
+        std::min(kOpeningWaitBound, std::chrono::milliseconds(std::max(0, req.timeout_ms))));
 
   const int64_t now_ms = runnel::Clock::system().wall_ms();
   // One entry per partition, in request order; the records stay in the
