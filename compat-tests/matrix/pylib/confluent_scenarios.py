@@ -14,6 +14,7 @@ import confluent_kafka
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewPartitions, NewTopic
 
+import librdkafka_security
 from matrix_driver import SECURITY_COLUMNS, Unsupported, log, wait_until
 
 N = 100
@@ -21,23 +22,7 @@ N = 100
 
 def common(ctx):
     c = {"bootstrap.servers": ctx.bootstrap, "broker.address.family": "v4", "client.id": ctx.name()}
-    c.update(security_config(ctx.security or {}))
-    return c
-
-
-def security_config(col):
-    """librdkafka's keys for a security column (matrix_driver's ctx.security)."""
-    c = {}
-    if col:
-        c["security.protocol"] = col["security_protocol"]
-    if "ca_pem" in col:
-        # librdkafka 2.x checks the host name by default; 1.x did not: asked for on both.
-        c.update({"ssl.ca.location": col["ca_pem"], "ssl.endpoint.identification.algorithm": "https"})
-    if "client_cert_pem" in col:
-        c.update({"ssl.certificate.location": col["client_cert_pem"], "ssl.key.location": col["client_key_pem"]})
-    if "sasl_mechanism" in col:
-        c.update({"sasl.mechanisms": col["sasl_mechanism"], "sasl.username": col["sasl_username"],
-                  "sasl.password": col["sasl_password"]})
+    c.update(librdkafka_security.config(ctx.security or {}))
     return c
 
 
