@@ -106,10 +106,15 @@ class Kafka(runnel_harness.BrokerProcess):
     clean_exit_required = False  # the JVM exits 143 on SIGTERM
 
     def __init__(self, cache_dir=None, overrides=None, keep_dir=False, ready_timeout=240.0,
-                 jvm_opts=None):
+                 jvm_opts=None, listeners=()):
         self.classpath = kafka_classpath(cache_dir)
         super().__init__(ready_timeout, keep_dir, "kafka-compat-")
         self.overrides = dict(overrides or {})
+        # Further client listeners by name, beyond PLAINTEXT (the harness's
+        # and the inter-broker one), on ports picked at the first start and
+        # advertised as they are; their protocols come from the overrides'
+        # listener.security.protocol.map.
+        self.extra_listeners = {name: 0 for name in listeners}
         self.jvm_opts = list(jvm_opts or JVM_OPTS)
         self.props_path = os.path.join(self.tmp, "server.properties")
         self.log4j_path = os.path.join(self.tmp, "log4j2.yaml")
@@ -127,8 +132,16 @@ class Kafka(runnel_harness.BrokerProcess):
             "transaction.state.log.replication.factor": "1",
             "transaction.state.log.min.isr": "1",
         })
+        extra = ",".join("%s://127.0.0.1:%d" % (n, p) for n, p in self.extra_listeners.items())
+        if extra:
+            props["listeners"] += "," + extra
+            props["advertised.listeners"] += "," + extra
         props.update(self.overrides)
         return props
+
+    def listener_ports(self):
+        """{listener name: port} of the client listeners (PLAINTEXT and the extra ones)."""
+        return dict(self.extra_listeners, PLAINTEXT=self.port)
 
     def _java(self, main, *args):
         return ["java", *self.jvm_opts, "-Dlog4j2.configurationFile=" + self.log4j_path,
@@ -142,6 +155,8 @@ class Kafka(runnel_harness.BrokerProcess):
         if not self.port:
             self.port = free_port()
             self.controller_port = free_port()
+            for name in self.extra_listeners:
+                self.extra_listeners[name] = free_port()
         with open(self.props_path, "w") as f:
             for k, v in self._properties().items():
                 f.write("%s=%s\n" % (k, v))

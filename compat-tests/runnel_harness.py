@@ -25,6 +25,7 @@ import tempfile
 import time
 
 _LISTENING = re.compile(rb"listening on PLAINTEXT://127\.0\.0\.1:(\d+)")
+_ANY_LISTENER = re.compile(r"listening on ([A-Za-z0-9_]+)://127\.0\.0\.1:(\d+) \(")
 
 
 class RunnelError(RuntimeError):
@@ -246,6 +247,15 @@ class Runnel(BrokerProcess):
         self.port = port
         self._wait_for_metadata(deadline)
         return self
+
+    def listener_ports(self):
+        """{listener name: port} of the last start, from its "listening on
+        NAME://127.0.0.1:PORT (PROTOCOL)" lines (a listener on port 0 gets
+        its port from the kernel)."""
+        text = self.log_text()
+        last = text.rfind("=== runnel start:")
+        return {m.group(1): int(m.group(2))
+                for m in _ANY_LISTENER.finditer(text[last if last >= 0 else 0:])}
 
     def _needs_child_setup(self):
         return bool(self.max_open_files) or self.die_with_parent

@@ -8,6 +8,9 @@ sent by hand to one broker, for the SCRAM tests.
     of --describe as {user: {mechanism: iterations}};
   - describe_raw(): one broker's own answer (the admin client may send its
     describe to any broker it learnt of);
+  - upsert_raw(): AlterUserScramCredentials sent by hand, the salted
+    password computed here (what kafka-configs sends, without a JVM: the
+    matrix's security columns create their users with it on Kafka and Runnel);
   - credential_of(): the StoredKey and ServerKey Kafka's ScramFormatter
     derives from a password, computed here with hashlib (RFC 5802).
 """
@@ -15,6 +18,7 @@ sent by hand to one broker, for the SCRAM tests.
 import base64
 import hashlib
 import hmac
+import os
 import re
 import subprocess
 
@@ -100,6 +104,30 @@ def describe_raw(port, users=None, correlation_id=1):
     r.skip_tags()
     assert r.done(), "DescribeUserScramCredentials: bytes left over"
     return error, results
+
+
+def upsert_raw(port, user, mechanism, password, iterations=4096, correlation_id=1):
+    """AlterUserScramCredentials v0 on one broker upserting one credential
+    (one per request: Kafka refuses two changes of a user in one request);
+    returns (error code, message) of its one result."""
+    code = {v: k for k, v in MECHANISMS.items()}[mechanism]
+    salt = os.urandom(32)
+    salted = hashlib.pbkdf2_hmac(HASHES[mechanism], password.encode(), salt, iterations)
+    upsertion = (kw.uvarint(len(user.encode()) + 1) + user.encode() + kw.i8(code) + kw.i32(iterations)
+                 + kw.uvarint(len(salt) + 1) + salt + kw.uvarint(len(salted) + 1) + salted + kw.uvarint(0))
+    body = kw.uvarint(1) + kw.uvarint(2) + upsertion + kw.uvarint(0)  # no deletions, one upsertion, no tags
+    frame = kw.request(51, 0, correlation_id, body, flexible=True)
+    with kw.Connection(port, timeout=60) as c:
+        r = kw.Reader(c.call(frame, correlation_id))
+    r.skip_tags()  # response header v1
+    r.i32()
+    results = []
+    for _ in range(r.uvarint() - 1):
+        results.append((r.compact_string(), r.i16(), r.compact_string()))
+        r.skip_tags()
+    r.skip_tags()
+    assert r.done() and len(results) == 1 and results[0][0] == user, results
+    return results[0][1], results[0][2]
 
 
 def credential_of(mechanism, password, salt, iterations):

@@ -56,6 +56,7 @@ from kafka_harness import kafka_classpath
 from runnel_harness import Runnel, run_tests
 from security_refusal_test import refused as startup_refused
 from security_tls_test import BOUND, KP, confluent_round_trip, java, java_round_trip, kafka_python_round_trip
+from test_certs import Certs
 
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
               'username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
@@ -497,7 +498,7 @@ def test_startup_refusals():
 
 
 if __name__ == "__main__":
-    tls.CERTS = tls.Certs()
+    tls.CERTS = Certs()
     try:
         code = run_tests([
             ("PLAIN: confluent-kafka and kafka-python, wrong passwords refused", test_plain_clients),

@@ -24,11 +24,19 @@ survivors name a new leader, keeps the old one down 2 s more and starts it
 again (same dir and port); what it did is appended to the scenario's detail,
 and the scenario fails if that broker is down again when the driver ends.
 
+With --security it starts one broker per client with a listener per
+security column (security_columns.py: SSL, mTLS, SASL_PLAINTEXT with PLAIN
+and SCRAM, SASL_SSL; the same settings on Runnel and Kafka), certificates
+made once per run, SCRAM users created, and runs the driver with
+`--security FILE` (what each column's client needs, JSON): the driver runs
+only the "security" scenarios, the other modes never do.
+
 A scenario from scenarios.json that the driver does not report counts as a
 failure, as does a driver that exceeds its time, except a "cluster_only"
 scenario: on one broker it is "unsupported" (it needs a cluster), and in a
 cluster a driver whose about.json lists it under "not_implemented" gets
-"not_implemented" (shown as not run, not counted as a failure). A failure
+"not_implemented" (shown as not run, not counted as a failure); so does a
+security scenario listed there (a driver listing them all is not started). A failure
 the client's about.json lists under "known_failures" (a client bug that
 fails on Kafka too) is kept in the results but does not fail the run.
 Results are merged into --out (one JSON object per client), so clients can
@@ -38,6 +46,8 @@ be run one at a time. Exit status 1 when any scenario failed on this broker.
         --runnel build/release/runnel --clients java,franz-go --out results/runnel.json
     /usr/bin/python3 compat-tests/matrix/run_matrix.py --broker kafka --cluster \
         --clients java --out results/kafka-cluster.json
+    /usr/bin/python3 compat-tests/matrix/run_matrix.py --broker kafka --security \
+        --clients java --out results/kafka-security.json
 """
 
 import argparse
@@ -53,6 +63,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import runnel_harness  # noqa: E402
+import security_columns  # noqa: E402
 
 CLIENTS = os.path.join(HERE, "clients")
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -86,8 +97,9 @@ def scenario_list():
         return json.load(f)
 
 
-def scenarios():
-    return [s["id"] for s in scenario_list()]
+def scenarios(security=False):
+    """The ids of one mode: the security columns, or every other scenario."""
+    return [s["id"] for s in scenario_list() if bool(s.get("security")) == security]
 
 
 def cluster_only():
@@ -110,10 +122,11 @@ def about(client):
 class SingleBroker:
     """One broker, seen through the calls run_client makes of a cluster."""
 
-    def __init__(self, broker):
+    def __init__(self, broker, security_file=None):
         self.broker = broker
         self.bootstrap = broker.bootstrap
         self.brokers_env = "1@" + broker.bootstrap
+        self.security_file = security_file  # --security FILE for the driver
 
     def kill_leader(self, topic, partition):
         return "no cluster: kill_leader ignored"
@@ -198,6 +211,28 @@ class ThreeBrokers:
             self.starter.shutdown()
 
 
+def start_secured_broker(kind, runnel_binary, cache, certs):
+    """One broker with every security column's listener (security_columns),
+    its SCRAM users, and the driver's --security file in its temp dir."""
+    settings = dict(BROKER_SETTINGS, **security_columns.broker_settings(certs))
+    if kind == "runnel":
+        broker = runnel_harness.Runnel(runnel_binary, dict(settings, listeners=security_columns.runnel_listeners()))
+    else:
+        import kafka_harness
+        broker = kafka_harness.Kafka(cache_dir=os.path.join(cache, "kafka-jars"), overrides=settings,
+                                     listeners=security_columns.LISTENERS)
+    try:
+        broker.start()
+        ports = broker.listener_ports()
+        security_columns.add_scram_users(ports["PLAINTEXT"])
+        path = security_columns.write_file(os.path.join(broker.tmp, "security.json"), certs, ports)
+    except BaseException:
+        broker._dump()
+        broker.close()
+        raise
+    return SingleBroker(broker, path)
+
+
 def start_broker(kind, runnel_binary, cache, cluster):
     if kind == "runnel":
         if cluster:
@@ -229,6 +264,8 @@ def pump_stderr(stream, client):
 def run_client(client, brokers, cache, timeout):
     """Runs one driver; returns ({scenario: {status, detail}}, problem or None)."""
     cmd = [os.path.join(CLIENTS, client, "run"), "--bootstrap", brokers.bootstrap, "--cache", cache]
+    if getattr(brokers, "security_file", None):
+        cmd += ["--security", brokers.security_file]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True, env=dict(os.environ, MATRIX_BROKERS=brokers.brokers_env))
     err = threading.Thread(target=pump_stderr, args=(proc.stderr, client), daemon=True)
@@ -298,42 +335,68 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--broker", choices=["runnel", "kafka"], required=True)
     ap.add_argument("--cluster", action="store_true", help="three brokers, replication factor 3")
+    ap.add_argument("--security", action="store_true", help="the security columns: SSL, mTLS, SASL listeners")
     ap.add_argument("--runnel", default=os.path.join(REPO, "build", "release", "runnel"))
     ap.add_argument("--clients", default="", help="comma-separated; default: every client")
     ap.add_argument("--cache", default=os.path.join(REPO, "build", "matrix-cache"))
     ap.add_argument("--out", default="")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per driver")
     args = ap.parse_args()
+    if args.security and args.cluster:
+        ap.error("--security runs on one broker: not with --cluster")
 
     cache = os.path.abspath(args.cache)
     os.makedirs(cache, exist_ok=True)
     wanted = [c for c in args.clients.split(",") if c] or all_clients()
-    ids = scenarios()
+    ids = scenarios(args.security)
     only_in_cluster = cluster_only()
-    where = args.broker + (" cluster" if args.cluster else "")
+    where = args.broker + (" cluster" if args.cluster else " security" if args.security else "")
+    certs = None
+    if args.security:
+        from test_certs import Certs
+        certs = Certs()  # once per run, for every client's broker
     merged = {}
     if args.out and os.path.exists(args.out):
         with open(args.out) as f:
             merged = json.load(f)
 
+    try:
+        failed = run_clients(args, wanted, ids, only_in_cluster, where, cache, certs, merged)
+    finally:
+        if certs:
+            certs.close()
+    if failed:
+        print("FAILED on %s: %s" % (where, ", ".join(failed)), flush=True)
+        return 1
+    return 0
+
+
+def run_clients(args, wanted, ids, only_in_cluster, where, cache, certs, merged):
+    """Runs each client's driver on its fresh broker, merging into args.out; the failures."""
     failed = []
     for client in wanted:
         if not os.path.isfile(os.path.join(CLIENTS, client, "run")):
             sys.exit("no such client: %s" % client)
         t0 = time.monotonic()
-        broker = start_broker(args.broker, args.runnel, cache, args.cluster)
-        try:
-            results, problem = run_client(client, broker, cache, args.timeout)
-        finally:
-            broker_log = broker.log_text()
-            broker.close()
         pending = about(client).get("not_implemented", {})
+        if args.security and all(sid in pending for sid in ids):
+            results, problem, broker_log = {}, None, ""  # no code for any column: no broker, no driver
+        else:
+            if args.security:
+                broker = start_secured_broker(args.broker, args.runnel, cache, certs)
+            else:
+                broker = start_broker(args.broker, args.runnel, cache, args.cluster)
+            try:
+                results, problem = run_client(client, broker, cache, args.timeout)
+            finally:
+                broker_log = broker.log_text()
+                broker.close()
         for sid in ids:
             if sid in results:
                 continue
             if sid in only_in_cluster and not args.cluster:
                 results[sid] = {"status": "unsupported", "detail": "needs a cluster: the harness runs it with run_matrix.py --cluster"}
-            elif sid in only_in_cluster and sid in pending:
+            elif (sid in only_in_cluster or args.security) and sid in pending:
                 results[sid] = {"status": "not_implemented", "detail": "not run: %s" % pending[sid]}
             else:
                 results[sid] = {"status": "fail", "detail": problem or "driver reported nothing"}
@@ -361,6 +424,8 @@ def main():
             "seconds": round(time.monotonic() - t0, 1),
             "scenarios": {sid: results[sid] for sid in ids},
         }
+        if args.security:
+            merged[client]["security"] = True
         if args.out:
             tmp = args.out + ".tmp"
             with open(tmp, "w") as f:
@@ -369,10 +434,7 @@ def main():
             os.replace(tmp, args.out)
         print("%s on %s: %d of %d scenarios failed (%.0f s)" % (client, where, len(bad), len(ids),
                                                                time.monotonic() - t0), flush=True)
-    if failed:
-        print("FAILED on %s: %s" % (where, ", ".join(failed)), flush=True)
-        return 1
-    return 0
+    return failed
 
 
 if __name__ == "__main__":

@@ -14,13 +14,16 @@ import confluent_kafka
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewPartitions, NewTopic
 
-from matrix_driver import Unsupported, log, wait_until
+import librdkafka_security
+from matrix_driver import SECURITY_COLUMNS, Unsupported, log, wait_until
 
 N = 100
 
 
 def common(ctx):
-    return {"bootstrap.servers": ctx.bootstrap, "broker.address.family": "v4", "client.id": ctx.name()}
+    c = {"bootstrap.servers": ctx.bootstrap, "broker.address.family": "v4", "client.id": ctx.name()}
+    c.update(librdkafka_security.config(ctx.security or {}))
+    return c
 
 
 def admin(ctx):
@@ -542,6 +545,42 @@ def leader_failover(ctx):
         len(sent), old, new)
 
 
+def security_round_trip(ctx):
+    """A security column (ctx.security): over its listener only, admin
+    creates a topic (2 partitions) and metadata shows it, with the broker
+    advertised on this listener; acks=all produce; a group consumes every
+    record exactly, commits, and the committed offsets are read back; the
+    group is listed."""
+    topic, group = ctx.name(), ctx.name("group")
+    create_topic(ctx, topic, 2)
+    md = admin(ctx).list_topics(timeout=10)
+    ports = sorted({b.port for b in md.brokers.values()})
+    assert ports == [ctx.port], "brokers advertised on ports %s, not the column's %d" % (ports, ctx.port)
+    sent = {p: values(SECURE_N, "%s p%d" % (ctx.scenario, p)) for p in (0, 1)}
+    p = producer(ctx, acks="all")
+    for part, vals in sent.items():
+        offsets = produce_all(p, topic, [{"value": v} for v in vals], partition=part)
+        assert offsets == list(range(SECURE_N)), "partition %d offsets %s" % (part, offsets)
+    c = consumer(ctx, group)
+    try:
+        c.subscribe([topic])
+        got = take(c, 2 * SECURE_N, timeout=40)
+        by_part = {part: [m.value() for m in got if m.partition() == part] for part in (0, 1)}
+        assert by_part == sent, "consumed %s" % {k: len(v) for k, v in by_part.items()}
+        c.commit(asynchronous=False)
+        committed = c.committed([TopicPartition(topic, part) for part in (0, 1)], timeout=20)
+        assert [tp.offset for tp in committed] == [SECURE_N, SECURE_N], committed
+        groups = [g.id for g in admin(ctx).list_groups(timeout=20)]
+        assert group in groups, "group %s not listed: %s" % (group, groups)
+    finally:
+        c.close()
+    return "%s: %d records over %s, committed %d+%d" % (ctx.security["listener"], 2 * SECURE_N,
+                                                          ctx.security["security_protocol"], SECURE_N, SECURE_N)
+
+
+SECURE_N = 20  # records per partition in a security column
+
+
 def scenarios():
     s = {
         "metadata": metadata,
@@ -566,6 +605,7 @@ def scenarios():
         "admin_delete_records": admin_delete_records,
         "leader_failover": leader_failover,
     }
+    s.update({sid: security_round_trip for sid in SECURITY_COLUMNS})
     if not hasattr(AdminClient, "delete_records"):
         s["admin_delete_records"] = Unsupported("confluent-kafka-python %s has no AdminClient.delete_records "
                                                 "(added in 2.4)" % confluent_kafka.version()[0])

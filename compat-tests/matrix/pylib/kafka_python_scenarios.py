@@ -9,7 +9,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions, NewTopic
 from kafka.structs import OffsetAndMetadata
 
-from matrix_driver import wait_until
+from matrix_driver import SECURITY_COLUMNS, wait_until
 
 N = 100
 # kafka-python's 2 s default for probing the broker's version is short for
@@ -18,21 +18,37 @@ COMMON = {"api_version_auto_timeout_ms": 30000, "request_timeout_ms": 30000}
 DYNAMIC_TOPIC_CONFIG = 1  # DescribeConfigs ConfigSource
 
 
+def common(ctx):
+    """COMMON, and a security column's settings (matrix_driver's ctx.security)."""
+    c = dict(COMMON)
+    col = ctx.security or {}
+    if col:
+        c["security_protocol"] = col["security_protocol"]
+    if "ca_pem" in col:
+        c.update(ssl_cafile=col["ca_pem"], ssl_check_hostname=True)
+    if "client_cert_pem" in col:
+        c.update(ssl_certfile=col["client_cert_pem"], ssl_keyfile=col["client_key_pem"])
+    if "sasl_mechanism" in col:
+        c.update(sasl_mechanism=col["sasl_mechanism"], sasl_plain_username=col["sasl_username"],
+                 sasl_plain_password=col["sasl_password"])
+    return c
+
+
 def admin(ctx):
-    return KafkaAdminClient(bootstrap_servers=ctx.bootstrap, client_id=ctx.name(), **COMMON)
+    return KafkaAdminClient(bootstrap_servers=ctx.bootstrap, client_id=ctx.name(), **common(ctx))
 
 
 def producer(ctx, **conf):
     # acks=all unless a scenario says otherwise: with acks=1 in a cluster the
     # high watermark (what consumers, offsets_for_times and delete_records
     # see) may still lag the acknowledgement, on Kafka as on Runnel.
-    c = dict(COMMON, linger_ms=5, acks="all")
+    c = dict(common(ctx), linger_ms=5, acks="all")
     c.update(conf)
     return KafkaProducer(bootstrap_servers=ctx.bootstrap, client_id=ctx.name(), **c)
 
 
 def consumer(ctx, group=None, **conf):
-    c = dict(COMMON, group_id=group, enable_auto_commit=False, auto_offset_reset="earliest",
+    c = dict(common(ctx), group_id=group, enable_auto_commit=False, auto_offset_reset="earliest",
              session_timeout_ms=10000, heartbeat_interval_ms=500, client_id=ctx.name())
     c.update(conf)
     return KafkaConsumer(bootstrap_servers=ctx.bootstrap, **c)
@@ -518,8 +534,53 @@ def leader_failover(ctx):
         len(sent), old, new)
 
 
+def security_round_trip(ctx):
+    """A security column (ctx.security), over its listener only: the admin
+    client creates a topic (2 partitions) and metadata shows it, the broker
+    advertised on this listener; acks=all produce; a group consumes every
+    record exactly and commits; the committed offsets read back, by the
+    consumer and by the admin client, which lists the group."""
+    topic, group = ctx.name(), ctx.name("group")
+    create_topic(ctx, topic, 2)
+    a = admin(ctx)
+    try:
+        ports = sorted({b["port"] for b in a.describe_cluster()["brokers"]})
+    finally:
+        a.close()
+    assert ports == [ctx.port], "brokers advertised on ports %s, not the column's %d" % (ports, ctx.port)
+    sent = {part: values(SECURE_N, "%s p%d" % (ctx.scenario, part)) for part in (0, 1)}
+    p = producer(ctx)
+    for part, vals in sent.items():
+        offsets = produce_all(p, topic, [{"value": v} for v in vals], partition=part, close=False)
+        assert offsets == list(range(SECURE_N)), "partition %d offsets %s" % (part, offsets)
+    p.close(10)
+    tps = [TopicPartition(topic, part) for part in (0, 1)]
+    c = consumer(ctx, group)
+    try:
+        c.subscribe([topic])
+        got = take(c, 2 * SECURE_N, timeout=40)
+        by_part = {part: [m.value for m in got if m.partition == part] for part in (0, 1)}
+        assert by_part == sent, "consumed %s" % {k: len(v) for k, v in by_part.items()}
+        c.commit()
+        assert [c.committed(tp) for tp in tps] == [SECURE_N, SECURE_N], [c.committed(tp) for tp in tps]
+    finally:
+        c.close()
+    a = admin(ctx)
+    try:
+        assert group in [g[0] for g in a.list_consumer_groups()], "group %s not listed" % group
+        offsets = a.list_consumer_group_offsets(group)
+    finally:
+        a.close()
+    assert {tp: offsets[tp].offset for tp in tps} == {tp: SECURE_N for tp in tps}, offsets
+    return "%s: %d records over %s, committed %d+%d, group listed" % (
+        ctx.security["listener"], 2 * SECURE_N, ctx.security["security_protocol"], SECURE_N, SECURE_N)
+
+
+SECURE_N = 20  # records per partition in a security column
+
+
 def scenarios():
-    return {
+    return dict({sid: security_round_trip for sid in SECURITY_COLUMNS}, **{
         "metadata": metadata,
         "create_delete_topics": create_delete_topics,
         "produce_acks0": produce_acks(0),
@@ -541,7 +602,7 @@ def scenarios():
         "admin_groups": admin_groups,
         "admin_delete_records": admin_delete_records,
         "leader_failover": leader_failover,
-    }
+    })
 
 
 def versions():

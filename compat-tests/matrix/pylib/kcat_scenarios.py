@@ -16,14 +16,18 @@ import subprocess
 import threading
 import time
 
-from matrix_driver import Unsupported, log, wait_until
+import librdkafka_security
+from matrix_driver import SECURITY_COLUMNS, Unsupported, log, wait_until
 
 N = 100
 NO_ADMIN = "kcat has no admin API (it cannot %s)"
 
 
 def kcat_args(ctx, *args):
-    return ["kcat", "-b", ctx.bootstrap, "-X", "broker.address.family=v4", "-m", "15"] + list(args)
+    security = []  # a security column's librdkafka settings, as -X options
+    for k, v in librdkafka_security.config(ctx.security or {}).items():
+        security += ["-X", "%s=%s" % (k, v)]
+    return ["kcat", "-b", ctx.bootstrap, "-X", "broker.address.family=v4", "-m", "15"] + security + list(args)
 
 
 def kcat(ctx, *args, input=None, timeout=60):
@@ -374,6 +378,34 @@ def leader_failover(ctx):
         len(sent), old, new)
 
 
+def security_round_trip(ctx):
+    """A security column (ctx.security), over its listener only. kcat has
+    no admin API: the topic is auto-created by kcat -P (acks=all) and must
+    show in kcat -L with the broker advertised on this listener; a kcat -G
+    group member reads every record exactly and commits as it exits; a
+    second one in the group reads only records produced after, so the
+    commit is read back as the group's position."""
+    topic, group = ctx.name(), ctx.name("group")
+    vals = values(SECURE_N, topic)
+    produce(ctx, topic, [v.encode() for v in vals], "-X", "acks=all")
+    md = json.loads(kcat(ctx, "-L", "-J", "-t", topic))
+    ports = sorted({int(b["name"].rsplit(":", 1)[1]) for b in md["brokers"]})
+    assert ports == [ctx.port], "brokers advertised on ports %s, not the column's %d" % (ports, ctx.port)
+    assert [p["partition"] for t in md["topics"] if t["topic"] == topic for p in t["partitions"]] == [0], md["topics"]
+    got = group_consume(ctx, topic, group, SECURE_N)
+    assert [(r["offset"], r["payload"]) for r in got] == list(enumerate(vals)), [r["offset"] for r in got]
+    more = values(5, topic + " more")
+    produce(ctx, topic, [v.encode() for v in more], "-X", "acks=all")
+    rest = group_consume(ctx, topic, group, len(more))
+    assert [(r["offset"], r["payload"]) for r in rest] == list(enumerate(more, SECURE_N)), \
+        "the group resumed at %s, not at its commit %d" % (rest[0]["offset"] if rest else None, SECURE_N)
+    return "%s over %s: topic auto-created by kcat -P (no admin API), %d records back in a group, resumed at " \
+           "its commit %d" % (ctx.security["listener"], ctx.security["security_protocol"], SECURE_N, SECURE_N)
+
+
+SECURE_N = 20
+
+
 def scenarios():
     return {
         "metadata": metadata,
@@ -396,5 +428,6 @@ def scenarios():
         "admin_grow_partitions": Unsupported(NO_ADMIN % "create partitions"),
         "admin_groups": Unsupported(NO_ADMIN % "list or describe groups; -L lists brokers and topics only"),
         "admin_delete_records": Unsupported(NO_ADMIN % "delete records"),
+        **{sid: security_round_trip for sid in SECURITY_COLUMNS},
         "leader_failover": leader_failover,
     }

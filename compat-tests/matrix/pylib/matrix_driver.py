@@ -5,6 +5,10 @@ scenario with a time limit while printing exactly one JSON line for it.
 A driver module builds a dict scenario id -> callable(ctx) or Unsupported(why)
 and calls run(client_id, scenarios). A callable passes by returning (optionally
 a short detail string) and fails by raising; it never prints to stdout.
+
+With --security FILE only the "security" scenarios run (and only then): for
+each, ctx.security is that column's entry of FILE (its keys:
+../security_columns.py, column()) and ctx.bootstrap its listener's address.
 """
 
 import argparse
@@ -74,6 +78,14 @@ class Context:
         self.cache = cache
         self.run_id = "".join(random.choice(string.ascii_lowercase + string.digits) for _ in range(6))
         self.scenario = None
+        self.security = None  # a security column's entry of --security FILE, while its scenario runs
+
+    def secure(self, column):
+        """Points the context at one security column's listener."""
+        self.security = column
+        self.bootstrap = column["bootstrap"]
+        self.host, port = self.bootstrap.rsplit(":", 1)
+        self.port = int(port)
 
     def name(self, suffix=""):
         """A topic or group name unique to this client, run and scenario."""
@@ -96,8 +108,8 @@ def scenario_list():
     return [{"id": x} if isinstance(x, str) else x for x in ids]
 
 
-def scenario_ids():
-    return [x["id"] for x in scenario_list()]
+# The security columns' scenario ids (scenarios.json's "security": true).
+SECURITY_COLUMNS = tuple(x["id"] for x in scenario_list() if x.get("security"))
 
 
 def _on_alarm(signum, frame):
@@ -115,6 +127,7 @@ def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bootstrap", required=True)
     ap.add_argument("--cache", required=True)
+    ap.add_argument("--security", help="JSON file of the security columns: run only those scenarios")
     ap.add_argument("--only", help="comma-separated scenario ids (debugging)")
     return ap.parse_args()
 
@@ -122,8 +135,12 @@ def parse_args():
 def run(client_id, scenarios, args=None):
     args = args or parse_args()
     ctx = Context(client_id, args.bootstrap, args.cache)
-    ids = scenario_ids()
+    ids = [x["id"] for x in scenario_list() if bool(x.get("security")) == bool(args.security)]
     cluster_only = {x["id"] for x in scenario_list() if x.get("cluster_only")}
+    columns = {}
+    if args.security:
+        with open(args.security) as f:
+            columns = json.load(f)
     if args.only:
         ids = [i for i in ids if i in args.only.split(",")]
     signal.signal(signal.SIGALRM, _on_alarm)
@@ -131,7 +148,7 @@ def run(client_id, scenarios, args=None):
         fn = scenarios.get(sid)
         if fn is not None and sid in cluster_only and not ctx.cluster:
             fn = NEEDS_CLUSTER
-        if fn is None and sid in cluster_only:
+        if fn is None and (sid in cluster_only or args.security):
             continue  # not written for this driver yet: run_matrix.py reports it (about.json's not_implemented)
         if fn is None:
             emit(sid, "fail", "the %s driver has no code for this scenario" % client_id)
@@ -140,6 +157,11 @@ def run(client_id, scenarios, args=None):
             emit(sid, "unsupported", fn.why)
             continue
         ctx.scenario = sid
+        if args.security:
+            if sid not in columns:
+                emit(sid, "fail", "%s has no entry for this column" % args.security)
+                continue
+            ctx.secure(columns[sid])
         start = time.monotonic()
         log("== %s: %s" % (client_id, sid))
         signal.alarm(SCENARIO_SECONDS)

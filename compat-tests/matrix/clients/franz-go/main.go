@@ -79,6 +79,7 @@ func (d okDetail) Error() string { return d.detail }
 
 func main() {
 	bootstrap := flag.String("bootstrap", "", "host:port of the broker")
+	security := flag.String("security", "", "JSON file of the security columns: run only those (security.go)")
 	flag.Parse()
 	if *bootstrap == "" {
 		log.Fatal("--bootstrap is required")
@@ -89,15 +90,24 @@ func main() {
 	_, _ = rand.Read(suffix)
 	e := &env{bootstrap: *bootstrap, seeds: strings.Split(*bootstrap, ","), prefix: "franzgo-" + hex.EncodeToString(suffix)}
 	e.brokers = brokersFromEnv(e.seeds)
-	admClient, err := kgo.NewClient(kgo.SeedBrokers(e.seeds...))
-	if err != nil {
-		log.Fatalf("admin client: %v", err)
+	list := scenarios()
+	if *security != "" {
+		// Each security scenario makes its clients for its own listener.
+		var err error
+		if list, err = securityScenarios(*security); err != nil {
+			log.Fatalf("--security: %v", err)
+		}
+	} else {
+		admClient, err := kgo.NewClient(kgo.SeedBrokers(e.seeds...))
+		if err != nil {
+			log.Fatalf("admin client: %v", err)
+		}
+		defer admClient.Close()
+		e.adm = kadm.NewClient(admClient)
 	}
-	defer admClient.Close()
-	e.adm = kadm.NewClient(admClient)
 
 	out := json.NewEncoder(os.Stdout)
-	for _, s := range scenarios() {
+	for _, s := range list {
 		status, detail := runOne(s, e)
 		log.Printf("%s: %s %s", s.id, status, detail)
 		_ = out.Encode(result{Scenario: s.id, Status: status, Detail: detail})

@@ -5,6 +5,7 @@
 // `run` installs the pinned packages and points NODE_PATH at them.
 
 const crypto = require('crypto')
+const fs = require('fs')
 
 const ORDER = [
   'metadata', 'create_delete_topics', 'produce_acks0', 'produce_acks1', 'produce_acksall',
@@ -22,9 +23,13 @@ function log (...a) { process.stderr.write('[kafkajs] ' + a.join(' ') + '\n') }
 const argv = process.argv.slice(2)
 const bootstrap = argv[argv.indexOf('--bootstrap') + 1]
 if (!bootstrap || argv.indexOf('--bootstrap') < 0) {
-  log('usage: driver.js --bootstrap HOST:PORT')
+  log('usage: driver.js --bootstrap HOST:PORT [--security FILE]')
   process.exit(2)
 }
+// With --security FILE only the security columns run, each over its own
+// listener (FILE's keys: compat-tests/matrix/security_columns.py).
+const securityFile = argv.indexOf('--security') >= 0 ? argv[argv.indexOf('--security') + 1] : null
+const columns = securityFile ? JSON.parse(fs.readFileSync(securityFile, 'utf8')) : null
 
 // Every broker the harness started, node id -> host:port: $MATRIX_BROKERS
 // ("1@host:port,2@host:port,..."), else node 1 at --bootstrap.
@@ -38,7 +43,7 @@ let kafkajs
 try {
   kafkajs = require('kafkajs')
 } catch (e) {
-  for (const s of ORDER) emit(s, 'fail', 'kafkajs could not be loaded: ' + e.message)
+  for (const s of columns ? Object.keys(columns) : ORDER) emit(s, 'fail', 'kafkajs could not be loaded: ' + e.message)
   process.exit(0)
 }
 const {
@@ -109,9 +114,11 @@ function withTimeout (promise, ms, what) {
   ]).finally(() => clearTimeout(timer))
 }
 
-const kafka = new Kafka({
+// One Kafka per broker address (and, for a security column, its ssl and sasl).
+const newKafka = (brokers, security = {}) => new Kafka({
   clientId: 'runnel-matrix-kafkajs',
-  brokers: bootstrap.split(','),
+  brokers,
+  ...security,
   connectionTimeout: 3000,
   requestTimeout: 10000,
   retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 },
@@ -123,6 +130,7 @@ const kafka = new Kafka({
     process.stderr.write(`[kafkajs ${label}] ${namespace}: ${message} ${JSON.stringify(extra)}\n`)
   },
 })
+let kafka = newKafka(bootstrap.split(','))
 let admin
 const cleanups = [] // consumers/producers a failed scenario left connected
 
@@ -678,11 +686,96 @@ scenarios.leader_failover = async () => {
     `log, in order (${deliveries - byOffset.size} redelivered to the group consumer)`
 }
 
+// -- the security columns ----------------------------------------------------------
+// kafkajs' ssl option is node's tls.connect options (it sets servername to the
+// broker's host, 127.0.0.1, which the certificate names); its sasl option
+// speaks PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 itself.
+function securityOptions (col) {
+  const o = {}
+  if (col.security_protocol.endsWith('SSL')) {
+    o.ssl = { ca: [fs.readFileSync(col.ca_pem)], rejectUnauthorized: true }
+    if (col.client_cert_pem) {
+      o.ssl.cert = fs.readFileSync(col.client_cert_pem)
+      o.ssl.key = fs.readFileSync(col.client_key_pem)
+    }
+  }
+  if (col.sasl_mechanism) {
+    o.sasl = { mechanism: col.sasl_mechanism.toLowerCase(), username: col.sasl_username, password: col.sasl_password }
+  }
+  return o
+}
+
+const SECURE_N = 20 // records per partition
+
+// Over the column's listener only: createTopics (2 partitions) seen in metadata,
+// the broker advertised on this listener; acks=-1 produce to both partitions; a
+// group consumer reads every record exactly and commits; the admin fetches the
+// committed offsets and lists the group.
+async function securityRoundTrip (id, col) {
+  const topic = topicName(id.replace(/_/g, '-'))
+  const group = groupName(id.replace(/_/g, '-') + '-group')
+  await createTopic(topic, 2)
+  const port = Number(col.bootstrap.split(':')[1])
+  const cluster = await admin.describeCluster()
+  check(cluster.brokers.every(b => b.port === port), 'brokers ' + JSON.stringify(cluster.brokers) + ', want port ' + port)
+  const sent = [0, 1].map(p => range(SECURE_N).map(i => `${id}-p${p}-${i}`))
+  const p = await producer()
+  for (const part of [0, 1]) {
+    const [r] = await p.send({ topic, acks: -1, messages: sent[part].map(value => ({ value, partition: part })) })
+    check(r.errorCode === 0 && r.baseOffset === '0', 'send report ' + JSON.stringify(r))
+  }
+  await p.disconnect()
+  const got = [[], []]
+  const c = consumer(group)
+  await c.connect()
+  await c.subscribe({ topics: [topic], fromBeginning: true })
+  await c.run({ eachMessage: async ({ partition, message }) => { got[partition].push(str(message.value)) } })
+  const committed = async () => {
+    const [t] = await admin.fetchOffsets({ groupId: group, topics: [topic] })
+    return t.partitions.map(x => x.offset).sort().join('+')
+  }
+  try {
+    await waitFor(`${2 * SECURE_N} messages (have ${got[0].length}+${got[1].length})`,
+      () => got[0].length + got[1].length >= 2 * SECURE_N, 30000)
+    await waitFor('committed offsets ' + SECURE_N + ' on both partitions', async () =>
+      (await committed()) === `${SECURE_N}+${SECURE_N}`, 20000)
+    const groups = (await admin.listGroups()).groups.map(g => g.groupId)
+    check(groups.includes(group), 'group ' + group + ' not listed')
+  } finally {
+    await c.disconnect()
+  }
+  check(JSON.stringify(got) === JSON.stringify(sent), 'consumed ' + got.map(x => x.length).join('+') + ' records, ' +
+    'not exactly those produced')
+  return `${col.listener}: ${2 * SECURE_N} records over ${col.security_protocol}, committed ${SECURE_N}+${SECURE_N}, ` +
+    'group listed'
+}
+
+async function runColumns () {
+  for (const [id, col] of Object.entries(columns)) {
+    const t0 = Date.now()
+    kafka = newKafka([col.bootstrap], securityOptions(col))
+    admin = kafka.admin()
+    try {
+      await withTimeout(admin.connect(), 20000, 'admin connect')
+      emit(id, 'pass', await withTimeout(securityRoundTrip(id, col), 60000, id))
+    } catch (e) {
+      emit(id, 'fail', (e && e.message) || String(e))
+      log(id, 'failed:', (e && e.stack) || e)
+    }
+    for (const close of cleanups.splice(0)) {
+      try { await withTimeout(close(), 10000, 'disconnect') } catch (e) { log('cleanup:', e.message) }
+    }
+    await withTimeout(admin.disconnect(), 10000, 'admin disconnect').catch(e => log(e.message))
+    log(id, 'took', Date.now() - t0, 'ms')
+  }
+}
+
 // -- main ------------------------------------------------------------------------
 const LIMIT = { group_of_three: 120000, leader_failover: 90000 }
 
 async function main () {
   const started = Date.now()
+  if (columns) return runColumns()
   admin = kafka.admin()
   try {
     await withTimeout(admin.connect(), 20000, 'admin connect')

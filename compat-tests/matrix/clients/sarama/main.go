@@ -80,6 +80,9 @@ func newConfig() *sarama.Config {
 	// Members notice a rebalance at their next heartbeat; a short interval
 	// keeps the group scenarios quick without changing what they check.
 	c.Consumer.Group.Heartbeat.Interval = 500 * time.Millisecond
+	if secure != nil {
+		secure(c) // a security column's TLS and SASL (security.go)
+	}
 	return c
 }
 
@@ -97,6 +100,7 @@ type result struct {
 
 func main() {
 	bootstrap := flag.String("bootstrap", "", "host:port of the broker")
+	security := flag.String("security", "", "JSON file of the security columns: run only those (security.go)")
 	flag.Parse()
 	if *bootstrap == "" {
 		log.Fatal("--bootstrap is required")
@@ -110,17 +114,25 @@ func main() {
 	_, _ = rand.Read(suffix)
 	e := &env{bootstrap: *bootstrap, seeds: strings.Split(*bootstrap, ","), prefix: "sarama-" + hex.EncodeToString(suffix)}
 	e.brokers = brokersFromEnv(e.seeds)
+	list := scenarios()
 	var err error
-	if e.client, err = sarama.NewClient(e.seeds, newConfig()); err != nil {
-		log.Fatalf("client: %v", err)
+	if *security != "" {
+		// Each security scenario makes its clients for its own listener.
+		if list, err = securityScenarios(*security); err != nil {
+			log.Fatalf("--security: %v", err)
+		}
+	} else {
+		if e.client, err = sarama.NewClient(e.seeds, newConfig()); err != nil {
+			log.Fatalf("client: %v", err)
+		}
+		if e.admin, err = sarama.NewClusterAdminFromClient(e.client); err != nil {
+			log.Fatalf("cluster admin: %v", err)
+		}
+		defer e.admin.Close()
 	}
-	if e.admin, err = sarama.NewClusterAdminFromClient(e.client); err != nil {
-		log.Fatalf("cluster admin: %v", err)
-	}
-	defer e.admin.Close()
 
 	out := json.NewEncoder(os.Stdout)
-	for _, s := range scenarios() {
+	for _, s := range list {
 		status, detail := runOne(s, e)
 		log.Printf("%s: %s %s", s.id, status, detail)
 		_ = out.Encode(result{s.id, status, detail})

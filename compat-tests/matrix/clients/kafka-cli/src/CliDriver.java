@@ -24,12 +24,15 @@ public final class CliDriver {
     }
 
     final String b;  // --bootstrap-server
+    /** A security column's client.properties (--command-config, --producer.config, --consumer.config), else null. */
+    final String clientConfig;
     private final String runId = UUID.randomUUID().toString().substring(0, 8);
     /** Node id -> host:port of every broker the harness started ($MATRIX_BROKERS; else node 1 at --bootstrap). */
     final Map<Integer, String> brokers = new java.util.TreeMap<>();
 
-    private CliDriver(String bootstrap) {
+    CliDriver(String bootstrap, String clientConfig) {
         this.b = bootstrap;
+        this.clientConfig = clientConfig;
         String spec = System.getenv("MATRIX_BROKERS");
         for (String entry : (spec == null || spec.isEmpty() ? "1@" + bootstrap.split(",")[0] : spec).split(",")) {
             int at = entry.indexOf('@');
@@ -39,15 +42,29 @@ public final class CliDriver {
 
     public static void main(String[] args) throws Exception {
         String bootstrap = null;
-        for (int i = 0; i + 1 < args.length; i += 2) if (args[i].equals("--bootstrap")) bootstrap = args[i + 1];
+        String security = null;  // the --security file, flattened to properties by the run script
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            if (args[i].equals("--bootstrap")) bootstrap = args[i + 1];
+            if (args[i].equals("--security-properties")) security = args[i + 1];
+        }
         if (bootstrap == null) {
-            System.err.println("usage: CliDriver --bootstrap HOST:PORT");
+            System.err.println("usage: CliDriver --bootstrap HOST:PORT [--security-properties FILE]");
             System.exit(2);
         }
         Tools.install();
         Tools.preload();
-        CliDriver d = new CliDriver(bootstrap);
         Map<String, Scenario> scenarios = new LinkedHashMap<>();
+        if (security != null) {
+            scenarios = SecurityCli.scenarios(Path.of(security));  // only the security columns
+        } else {
+            addScenarios(scenarios, new CliDriver(bootstrap, null));
+        }
+        run(scenarios);
+        // A console consumer a failed scenario left running must not keep the JVM.
+        Runtime.getRuntime().halt(0);
+    }
+
+    private static void addScenarios(Map<String, Scenario> scenarios, CliDriver d) {
         scenarios.put("metadata", d::metadata);
         scenarios.put("create_delete_topics", d::createDeleteTopics);
         scenarios.put("produce_acks0", () -> d.acks("0"));
@@ -66,7 +83,9 @@ public final class CliDriver {
         scenarios.put("admin_groups", d::adminGroups);
         scenarios.put("admin_delete_records", d::deleteRecords);
         scenarios.put("leader_failover", () -> Failover.leaderFailover(d));
+    }
 
+    private static void run(Map<String, Scenario> scenarios) {
         for (Map.Entry<String, Scenario> e : scenarios.entrySet()) {
             String id = e.getKey();
             long t0 = System.nanoTime();
@@ -91,8 +110,6 @@ public final class CliDriver {
             Tools.results.println("{\"scenario\": " + json(id) + ", \"status\": " + json(status) + ", \"detail\": " + json(detail) + "}");
             Tools.results.flush();
         }
-        // A console consumer a failed scenario left running must not keep the JVM.
-        Runtime.getRuntime().halt(0);
     }
 
     static String json(String s) {
@@ -111,11 +128,20 @@ public final class CliDriver {
         return "cli-" + what + "-" + runId;
     }
 
+    /** An admin tool's arguments, with --command-config for a security column. */
+    String[] admin(String... args) {
+        if (clientConfig == null) return args;
+        String[] out = Arrays.copyOf(args, args.length + 2);
+        out[args.length] = "--command-config";
+        out[args.length + 1] = clientConfig;
+        return out;
+    }
+
     private static final Pattern PARTITION_LINE = Pattern.compile("Partition:\\s*(\\d+)\\s+Leader:\\s*(-?\\d+)");
 
     /** kafka-topics --describe: partition -> leader. */
     private Map<Integer, Integer> leaders(String topic) {
-        Tools.Result r = Tools.run(Tools.TOPICS, null, "--bootstrap-server", b, "--describe", "--topic", topic);
+        Tools.Result r = Tools.run(Tools.TOPICS, null, admin("--bootstrap-server", b, "--describe", "--topic", topic));
         Map<Integer, Integer> out = new LinkedHashMap<>();
         if (r.status() != 0) return out;
         Matcher m = PARTITION_LINE.matcher(r.out());
@@ -123,7 +149,7 @@ public final class CliDriver {
         return out;
     }
 
-    private void waitForLeaders(String topic, int partitions) throws InterruptedException {
+    void waitForLeaders(String topic, int partitions) throws InterruptedException {
         Check.waitFor(30_000, partitions + " partitions of " + topic + " led by one of " + brokers.keySet(), () -> {
             Map<Integer, Integer> l = leaders(topic);
             return l.size() == partitions && l.values().stream().allMatch(brokers::containsKey);
@@ -135,17 +161,18 @@ public final class CliDriver {
      * metadata themselves, as they would in a shell script.
      */
     void createTopic(String topic, int partitions) {
-        Tools.ok(Tools.TOPICS, null, "--bootstrap-server", b, "--create", "--topic", topic,
-                "--partitions", valueOf(partitions), "--replication-factor", valueOf(brokers.size()));
+        Tools.ok(Tools.TOPICS, null, admin("--bootstrap-server", b, "--create", "--topic", topic,
+                "--partitions", valueOf(partitions), "--replication-factor", valueOf(brokers.size())));
     }
 
-    private Set<String> listTopics() {
-        return new HashSet<>(Tools.ok(Tools.TOPICS, null, "--bootstrap-server", b, "--list").lines());
+    Set<String> listTopics() {
+        return new HashSet<>(Tools.ok(Tools.TOPICS, null, admin("--bootstrap-server", b, "--list")).lines());
     }
 
     /** kafka-console-producer with one record per stdin line. */
-    private void produce(String topic, List<String> lines, String... extra) {
+    void produce(String topic, List<String> lines, String... extra) {
         List<String> args = new ArrayList<>(List.of("--bootstrap-server", b, "--topic", topic));
+        if (clientConfig != null) args.addAll(List.of("--producer.config", clientConfig));
         args.addAll(Arrays.asList(extra));
         Tools.ok(Tools.CONSOLE_PRODUCER, String.join("\n", lines) + "\n", args.toArray(new String[0]));
     }
@@ -154,9 +181,10 @@ public final class CliDriver {
      * kafka-console-consumer until `max` messages (or 60 s without one: a
      * broker's first group creates __consumer_offsets); the printed lines.
      */
-    private List<String> consume(String topic, int max, String... extra) {
+    List<String> consume(String topic, int max, String... extra) {
         List<String> args = new ArrayList<>(List.of("--bootstrap-server", b, "--topic", topic,
                 "--max-messages", valueOf(max), "--timeout-ms", "60000"));
+        if (clientConfig != null) args.addAll(List.of("--consumer.config", clientConfig));
         args.addAll(Arrays.asList(extra));
         return Tools.ok(Tools.CONSOLE_CONSUMER, null, args.toArray(new String[0])).lines();
     }
@@ -164,7 +192,7 @@ public final class CliDriver {
     /** kafka-get-offsets --time T: partition -> offset. */
     Map<Integer, Long> offsets(String topic, String time) {
         Map<Integer, Long> out = new LinkedHashMap<>();
-        for (String line : Tools.ok(Tools.GET_OFFSETS, null, "--bootstrap-server", b, "--topic", topic, "--time", time).lines()) {
+        for (String line : Tools.ok(Tools.GET_OFFSETS, null, admin("--bootstrap-server", b, "--topic", topic, "--time", time)).lines()) {
             String[] f = line.split(":");
             if (f.length == 3 && f[0].equals(topic)) out.put(Integer.parseInt(f[1]), f[2].isEmpty() ? null : Long.parseLong(f[2]));
         }
@@ -295,9 +323,9 @@ public final class CliDriver {
     }
 
     /** kafka-consumer-groups --describe: partition -> current (committed) offset, for the topic. */
-    private Map<Integer, String> committed(String group, String topic) {
+    Map<Integer, String> committed(String group, String topic) {
         Map<Integer, String> out = new LinkedHashMap<>();
-        Tools.Result r = Tools.run(Tools.CONSUMER_GROUPS, null, "--bootstrap-server", b, "--describe", "--group", group);
+        Tools.Result r = Tools.run(Tools.CONSUMER_GROUPS, null, admin("--bootstrap-server", b, "--describe", "--group", group));
         for (String line : r.lines()) {
             String[] f = line.trim().split("\\s+");
             // GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID

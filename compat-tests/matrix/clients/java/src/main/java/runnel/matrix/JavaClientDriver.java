@@ -1,7 +1,9 @@
 package runnel.matrix;
 
+import java.io.FileReader;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -30,15 +32,29 @@ public final class JavaClientDriver {
 
     public static void main(String[] args) throws Exception {
         String bootstrap = null;
+        String security = null;  // the --security file, flattened to properties by the run script
         for (int i = 0; i + 1 < args.length; i += 2) {
             if (args[i].equals("--bootstrap")) bootstrap = args[i + 1];
+            if (args[i].equals("--security-properties")) security = args[i + 1];
         }
         if (bootstrap == null) {
-            System.err.println("usage: JavaClientDriver --bootstrap HOST:PORT");
+            System.err.println("usage: JavaClientDriver --bootstrap HOST:PORT [--security-properties FILE]");
             System.exit(2);
         }
 
         Map<String, Scenario> scenarios = new LinkedHashMap<>();
+        if (security != null) {
+            // Only the security columns, each over its own listener.
+            Properties flat = new Properties();
+            try (FileReader r = new FileReader(security)) {
+                flat.load(r);
+            }
+            for (Map.Entry<String, Map<String, String>> c : SecurityScenarios.columns(flat).entrySet()) {
+                scenarios.put(c.getKey(), kit -> SecurityScenarios.roundTrip(c.getKey(), c.getValue()));
+            }
+            run(scenarios, null);
+            System.exit(0);  // threads of a timed-out scenario may still hold clients open
+        }
         scenarios.put("metadata", AdminScenarios::metadata);
         scenarios.put("create_delete_topics", AdminScenarios::createDeleteTopics);
         scenarios.put("produce_acks0", kit -> ProduceScenarios.acks(kit, "0"));
@@ -59,42 +75,46 @@ public final class JavaClientDriver {
         scenarios.put("admin_groups", GroupScenarios::adminGroups);
         scenarios.put("admin_delete_records", AdminScenarios::deleteRecords);
         scenarios.put("leader_failover", FailoverScenarios::leaderFailover);
+        try (Kit kit = new Kit(bootstrap)) {
+            run(scenarios, kit);
+        }
+        // Threads of a timed-out scenario may still hold clients open.
+        System.exit(0);
+    }
 
+    /** Runs each scenario (with `kit`, null when a scenario makes its own) and prints its JSON line. */
+    static void run(Map<String, Scenario> scenarios, Kit kit) throws InterruptedException {
         ExecutorService pool = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "scenario");
             t.setDaemon(true);
             return t;
         });
-        try (Kit kit = new Kit(bootstrap)) {
-            for (Map.Entry<String, Scenario> e : scenarios.entrySet()) {
-                String id = e.getKey();
-                long t0 = System.nanoTime();
-                System.err.println("== " + id);
-                Future<String> f = pool.submit(() -> e.getValue().run(kit));
-                String status;
-                String detail;
-                try {
-                    detail = f.get(SCENARIO_LIMIT_SECONDS, TimeUnit.SECONDS);
-                    status = "pass";
-                } catch (TimeoutException te) {
-                    f.cancel(true);
-                    status = "fail";
-                    detail = "timed out after " + SCENARIO_LIMIT_SECONDS + " s";
-                } catch (java.util.concurrent.ExecutionException ee) {
-                    status = ee.getCause() instanceof Kit.Unsupported ? "unsupported" : "fail";
-                    detail = Kit.describe(ee.getCause());
-                    ee.getCause().printStackTrace();
-                }
-                System.err.printf("== %s: %s (%.1f s) %s%n", id, status, (System.nanoTime() - t0) / 1e9, detail);
-                synchronized (System.out) {
-                    System.out.println("{\"scenario\": " + json(id) + ", \"status\": " + json(status)
-                            + ", \"detail\": " + json(detail) + "}");
-                    System.out.flush();
-                }
+        for (Map.Entry<String, Scenario> e : scenarios.entrySet()) {
+            String id = e.getKey();
+            long t0 = System.nanoTime();
+            System.err.println("== " + id);
+            Future<String> f = pool.submit(() -> e.getValue().run(kit));
+            String status;
+            String detail;
+            try {
+                detail = f.get(SCENARIO_LIMIT_SECONDS, TimeUnit.SECONDS);
+                status = "pass";
+            } catch (TimeoutException te) {
+                f.cancel(true);
+                status = "fail";
+                detail = "timed out after " + SCENARIO_LIMIT_SECONDS + " s";
+            } catch (java.util.concurrent.ExecutionException ee) {
+                status = ee.getCause() instanceof Kit.Unsupported ? "unsupported" : "fail";
+                detail = Kit.describe(ee.getCause());
+                ee.getCause().printStackTrace();
+            }
+            System.err.printf("== %s: %s (%.1f s) %s%n", id, status, (System.nanoTime() - t0) / 1e9, detail);
+            synchronized (System.out) {
+                System.out.println("{\"scenario\": " + json(id) + ", \"status\": " + json(status)
+                        + ", \"detail\": " + json(detail) + "}");
+                System.out.flush();
             }
         }
-        // Threads of a timed-out scenario may still hold clients open.
-        System.exit(0);
     }
 
     static String json(String s) {

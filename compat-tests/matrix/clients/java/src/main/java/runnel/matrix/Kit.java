@@ -38,10 +38,17 @@ final class Kit implements AutoCloseable {
     /** Node id -> host:port of every broker the harness started ($MATRIX_BROKERS; else node 1 at --bootstrap). */
     final Map<Integer, String> brokers = new java.util.TreeMap<>();
     final String runId = UUID.randomUUID().toString().substring(0, 8);
+    /** A security column's client settings (security.protocol, ssl.*, sasl.*), added to every client's; else empty. */
+    final Properties security;
     final Admin admin;
 
     Kit(String bootstrap) {
+        this(bootstrap, new Properties());
+    }
+
+    Kit(String bootstrap, Properties security) {
         this.bootstrap = bootstrap;
+        this.security = security;
         String first = bootstrap.split(",")[0];
         int colon = first.lastIndexOf(':');
         this.host = first.substring(0, colon);
@@ -52,6 +59,7 @@ final class Kit implements AutoCloseable {
             brokers.put(Integer.parseInt(entry.substring(0, at)), entry.substring(at + 1));
         }
         Properties p = new Properties();
+        p.putAll(security);
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(AdminClientConfig.CLIENT_ID_CONFIG, "java-matrix-admin");
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
@@ -156,6 +164,7 @@ final class Kit implements AutoCloseable {
 
     Properties producerProps(Map<String, String> extra) {
         Properties p = new Properties();
+        p.putAll(security);
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ProducerConfig.CLIENT_ID_CONFIG, "java-matrix-producer");
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
@@ -190,6 +199,7 @@ final class Kit implements AutoCloseable {
 
     Properties consumerProps(String group, Map<String, String> extra) {
         Properties p = new Properties();
+        p.putAll(security);
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, "java-matrix-consumer");
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
