@@ -241,6 +241,15 @@ def isr_of(cluster, node_id, topic):
     return [p["isr"] for p in partitions(cluster, node_id, topic).values()]
 
 
+def record_copied(rec, cluster, topic, seconds, cpu_before):
+    """The catch-up result of a backlog copied in `seconds`; the topic goes."""
+    value_bytes = rec["fill"]["produce"]["delivered"] * 1024
+    rec["result"] = {"catchup": {"seconds": round(seconds, 3), "value_bytes": value_bytes,
+                                 "mb_per_s": round(value_bytes / 1e6 / seconds, 1)}}
+    rec["cpu_s"] = cpu_used(cpu_before, cpu_snapshot(cluster), value_bytes)
+    delete_topic(cluster, topic)
+
+
 def catchup(cfg, cluster, rec):
     """A follower SIGSTOPped until it is out of every ISR and a backlog is
     written, then SIGCONTed: the time until it is back in every ISR."""
@@ -272,11 +281,7 @@ def catchup(cfg, cluster, rec):
     wait_until(lambda: all(follower in isr for isr in isr_of(cluster, leaders[0], topic)), 300,
                "node %d back in every ISR of %s" % (follower, topic), poll=0.02)
     seconds = time.monotonic() - resumed
-    value_bytes = rec["fill"]["produce"]["delivered"] * 1024
-    rec["result"] = {"catchup": {"seconds": round(seconds, 3), "value_bytes": value_bytes,
-                                 "mb_per_s": round(value_bytes / 1e6 / seconds, 1)}}
-    rec["cpu_s"] = cpu_used(before, cpu_snapshot(cluster), value_bytes)
-    delete_topic(cluster, topic)
+    record_copied(rec, cluster, topic, seconds, before)
 
 
 def reassignment_done(cluster, node_id, topic, follower):
@@ -319,11 +324,7 @@ def new_follower(cfg, cluster, rec):
     wait_until(lambda: reassignment_done(cluster, leaders[0], topic, follower), 300,
                "node %d a replica in every ISR of %s" % (follower, topic), poll=0.02)
     seconds = time.monotonic() - moved
-    value_bytes = rec["fill"]["produce"]["delivered"] * 1024
-    rec["result"] = {"catchup": {"seconds": round(seconds, 3), "value_bytes": value_bytes,
-                                 "mb_per_s": round(value_bytes / 1e6 / seconds, 1)}}
-    rec["cpu_s"] = cpu_used(before, cpu_snapshot(cluster), value_bytes)
-    delete_topic(cluster, topic)
+    record_copied(rec, cluster, topic, seconds, before)
 
 
 WORKLOADS = [
