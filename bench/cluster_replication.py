@@ -241,6 +241,23 @@ def isr_of(cluster, node_id, topic):
     return [p["isr"] for p in partitions(cluster, node_id, topic).values()]
 
 
+def pick_follower(cluster, rnd):
+    """(controller, the follower, the two leaders): the follower is never the
+    controller (stopping it would stall metadata), alternating by round."""
+    ctrl = controller(cluster)
+    follower = [i for i in IDS if i != ctrl][rnd % 2]
+    return ctrl, follower, [i for i in IDS if i != follower]
+
+
+def write_backlog(cfg, cluster, topic, rec):
+    """--backlog-mib of 1 KiB values to the topic's partitions, acks=1."""
+    rec["fill"], rec["fill_cpu_s"] = loadgen_on(cfg, cluster, topic, [
+        "--mode", "produce", "--size", "1024", "--partitions", str(CATCHUP_PARTITIONS), "--acks", "1",
+        "--records", str(cfg["backlog_bytes"] // 1024)])
+    if not rec["fill"].get("ok"):
+        raise RuntimeError("backlog not written: %s" % rec["fill"].get("stderr", "")[-500:])
+
+
 def record_copied(rec, cluster, topic, seconds, cpu_before):
     """The catch-up result of a backlog copied in `seconds`; the topic goes."""
     value_bytes = rec["fill"]["produce"]["delivered"] * 1024
@@ -254,9 +271,7 @@ def catchup(cfg, cluster, rec):
     """A follower SIGSTOPped until it is out of every ISR and a backlog is
     written, then SIGCONTed: the time until it is back in every ISR."""
     rnd = rec["round"]
-    ctrl = controller(cluster)
-    follower = [i for i in IDS if i != ctrl][rnd % 2]
-    leaders = [i for i in IDS if i != follower]
+    ctrl, follower, leaders = pick_follower(cluster, rnd)
     assignment = [[leaders[p % 2], leaders[(p + 1) % 2], follower] for p in range(CATCHUP_PARTITIONS)]
     topic = "rf3-catchup-%d" % rnd
     create_topic(cluster, topic, CATCHUP_PARTITIONS, assignment)
@@ -268,11 +283,7 @@ def catchup(cfg, cluster, rec):
         wait_until(lambda: all(follower not in isr for isr in isr_of(cluster, leaders[0], topic)), 60,
                    "node %d out of every ISR of %s" % (follower, topic), poll=0.05)
         rec["shrink_s"] = round(time.monotonic() - stopped, 3)
-        rec["fill"], rec["fill_cpu_s"] = loadgen_on(cfg, cluster, topic, [
-            "--mode", "produce", "--size", "1024", "--partitions", str(CATCHUP_PARTITIONS), "--acks", "1",
-            "--records", str(cfg["backlog_bytes"] // 1024)])
-        if not rec["fill"].get("ok"):
-            raise RuntimeError("backlog not written: %s" % rec["fill"].get("stderr", "")[-500:])
+        write_backlog(cfg, cluster, topic, rec)
         before = cpu_snapshot(cluster)
     finally:
         os.kill(pid, signal.SIGCONT)
@@ -297,9 +308,7 @@ def new_follower(cfg, cluster, rec):
     kafka-reassign-partitions --execute sends): the time until the new
     follower is in every ISR and the moves are complete."""
     rnd = rec["round"]
-    ctrl = controller(cluster)
-    follower = [i for i in IDS if i != ctrl][rnd % 2]
-    leaders = [i for i in IDS if i != follower]
+    ctrl, follower, leaders = pick_follower(cluster, rnd)
     before_move = [[leaders[p % 2], leaders[(p + 1) % 2]] for p in range(CATCHUP_PARTITIONS)]
     topic = "rf2-newfollower-%d" % rnd
     client = admin(cluster.bootstrap())
@@ -310,11 +319,7 @@ def new_follower(cfg, cluster, rec):
                len(isr_of(cluster, leaders[0], topic)) == CATCHUP_PARTITIONS, 60, "%s on two brokers" % topic,
                poll=0.05)
     rec.update(follower=follower, controller=ctrl)
-    rec["fill"], rec["fill_cpu_s"] = loadgen_on(cfg, cluster, topic, [
-        "--mode", "produce", "--size", "1024", "--partitions", str(CATCHUP_PARTITIONS), "--acks", "1",
-        "--records", str(cfg["backlog_bytes"] // 1024)])
-    if not rec["fill"].get("ok"):
-        raise RuntimeError("backlog not written: %s" % rec["fill"].get("stderr", "")[-500:])
+    write_backlog(cfg, cluster, topic, rec)
     before = cpu_snapshot(cluster)
     moved = time.monotonic()
     top, res = alter(cluster.nodes[leaders[0]].port,
