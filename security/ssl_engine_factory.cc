@@ -41,18 +41,6 @@ struct KeyStore {
   std::vector<Cert> chain;
 };
 
-// OpenSSL's queued errors, oldest first, and the queue emptied.
-std::string openssl_errors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out.empty() ? "no detail from OpenSSL" : out;
-}
-
 [[noreturn]] void fail(const std::string& message) {
   throw SslConfigError(message + " (" + openssl_errors() + ")");
 }
@@ -349,6 +337,17 @@ void use_keystore(const KeyStore& ks, SSL_CTX* ctx) {
 }
 
 }  // namespace
+
+std::string openssl_errors() {
+  std::string out;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof buf);
+    if (!out.empty()) out += "; ";
+    out += buf;
+  }
+  return out.empty() ? "no detail from OpenSSL" : out;
+}
 
 std::shared_ptr<ssl::context> create_server_ssl_context(const SslConfigLookup& config) {
   auto context = std::make_shared<ssl::context>(ssl::context::tls_server);

@@ -44,6 +44,10 @@ class SslConfigError : public std::invalid_argument {
 
 std::shared_ptr<boost::asio::ssl::context> create_server_ssl_context(const SslConfigLookup& config);
 
+// OpenSSL's queued errors, oldest first ("no detail from OpenSSL" when
+// none), and the queue emptied.
+std::string openssl_errors();
+
 // The client side, for a broker's connections to other brokers (Kafka's
 // SslFactory in client mode on the inter-broker listener's configs): the
 // server must present a certificate the trust store vouches for; the key

@@ -15,16 +15,6 @@ namespace {
 
 namespace ssl = boost::asio::ssl;
 
-std::string drain_errors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    out += (out.empty() ? "" : "; ") + std::string(buf);
-  }
-  return out;
-}
-
 std::string bio_text(BIO* bio) {
   char* data = nullptr;
   long n = BIO_get_mem_data(bio, &data);
@@ -89,7 +79,7 @@ bool step(SSL* ssl, const char* side) {
   if (rc == 1) return true;
   int err = SSL_get_error(ssl, rc);
   if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return false;
-  std::string why = drain_errors();
+  std::string why = ERR_peek_error() ? openssl_errors() : std::string();
   long verify = SSL_get_verify_result(ssl);
   if (verify != X509_V_OK) why += (why.empty() ? "" : "; ") + std::string(X509_verify_cert_error_string(verify));
   throw SslConfigError(std::string("TLS handshake failed on the ") + side + " side: " +
@@ -164,11 +154,11 @@ std::vector<CertificateEntry> certificate_entries(ssl::context& context) {
 void validate_handshake(ssl::context& server, ssl::context& client) {
   std::unique_ptr<SSL, decltype(&SSL_free)> s(SSL_new(server.native_handle()), SSL_free);
   std::unique_ptr<SSL, decltype(&SSL_free)> c(SSL_new(client.native_handle()), SSL_free);
-  if (!s || !c) throw SslConfigError("Cannot create TLS sessions to validate the new stores: " + drain_errors());
+  if (!s || !c) throw SslConfigError("Cannot create TLS sessions to validate the new stores: " + openssl_errors());
   BIO* server_bio = nullptr;
   BIO* client_bio = nullptr;
   if (!BIO_new_bio_pair(&server_bio, 0, &client_bio, 0))
-    throw SslConfigError("Cannot create a BIO pair to validate the new stores: " + drain_errors());
+    throw SslConfigError("Cannot create a BIO pair to validate the new stores: " + openssl_errors());
   SSL_set_bio(s.get(), server_bio, server_bio);  // each SSL owns its end
   SSL_set_bio(c.get(), client_bio, client_bio);
   SSL_set_accept_state(s.get());
