@@ -85,6 +85,14 @@ awaitable<void> HostedPartitions::wait_caught_up(std::chrono::milliseconds bound
   if (*alive) std::erase(waiters_, waiter);
 }
 
+bool HostedPartitions::leads_unopened(const std::string& topic, PartitionId partition) const {
+  if (caught_up()) return false;
+  const auto image = broker_.metadata_cache().image();
+  const cluster::PartitionRegistration* reg = image ? image->partition(topic, partition) : nullptr;
+  return reg && reg->leader == broker_.replica_manager().local_node() &&
+         !broker_.replica_manager().get_partition(topic, partition);
+}
+
 void HostedPartitions::apply(const std::shared_ptr<Partition>& hosted, const cluster::PartitionRegistration& registration) {
   Partition& partition = *hosted;
   const NodeId self = broker_.replica_manager().local_node();

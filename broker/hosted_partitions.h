@@ -58,6 +58,14 @@ class HostedPartitions {
   bool caught_up() const { return !running_ && !next_; }
   // Returns once it is, or after `bound`.
   awaitable<void> wait_caught_up(std::chrono::milliseconds bound);
+  // Whether the newest image names this broker the partition's leader but
+  // the replica is not open yet: a client that saw the image on another
+  // broker may already send here, a moment before reconciliation (on the
+  // blocking pool) has opened it. Requests that would be answered
+  // NOT_LEADER_OR_FOLLOWER for it wait (wait_caught_up) instead: an acks=0
+  // producer never sees that answer (its records would be lost) and some
+  // clients (sarama's GetOffset) retry only once. False whenever caught up.
+  bool leads_unopened(const std::string& topic, PartitionId partition) const;
 
  private:
   awaitable<void> run(std::shared_ptr<bool> alive);

@@ -39,6 +39,7 @@ import threading
 import time
 
 from cluster_harness import Cluster, consume, create_topic, list_offset, run_tests, wait_identical, wait_until
+from runnel_harness import preloaded
 
 TOPIC = "powerloss"
 PARTITIONS = 3
@@ -159,11 +160,7 @@ def power_loss(binary, shim, fsync):
                            "replica.lag.time.max.ms": "10000"})
     for b in c.brokers.values():
         b.journal = os.path.join(b.tmp, "fsync-journal")
-        b.env = {"LD_PRELOAD": shim, "RUNNEL_FSYNC_JOURNAL": b.journal,
-                 # The broker under test may be an ASan build: ASan wants to
-                 # come first among the libraries, and the journal is first.
-                 "ASAN_OPTIONS": ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"),
-                                                        "verify_asan_link_order=0"]))}
+        b.env = preloaded(shim, RUNNEL_FSYNC_JOURNAL=b.journal)
     with c:  # starts etcd and the brokers
         create_topic(c.bootstrap(), TOPIC, PARTITIONS, 3,
                      config={"min.insync.replicas": "2", "segment.bytes": str(128 * 1024)})

@@ -281,6 +281,15 @@ class Runnel(BrokerProcess):
         self._fail("runnel did not log its listening port in %.0f s" % self.ready_timeout)
 
 
+def preloaded(library, **env):
+    """A broker environment (Runnel.env) that LD_PRELOADs `library` (a test
+    shim: add_preload_library in CMakeLists.txt) with `env` for it. The
+    broker may be an ASan build, whose runtime wants to come first among the
+    libraries; the shim is first."""
+    asan = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "verify_asan_link_order=0"]))
+    return dict(env, LD_PRELOAD=library, ASAN_OPTIONS=asan)
+
+
 def run_tests(tests, broker=None):
     """Runs (name, fn) pairs, printing one line each and then 'N passed, N failed'.
 

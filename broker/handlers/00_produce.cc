@@ -95,23 +95,14 @@ awaitable<bool> sync_logs(Broker& broker, std::vector<std::shared_ptr<storage::L
   co_return !ec;
 }
 
-// In a cluster the metadata image names this broker a partition's leader
-// a moment before HostedPartitions has opened the replica (on the blocking
-// pool, after the image arrived): a client that saw the image elsewhere
-// may already send here. Answered at once that would be
-// NOT_LEADER_OR_FOLLOWER, which an acks=0 producer never sees (its records
-// would be lost) and others retry after a metadata refresh; so the request
-// waits, bounded by its timeout and a few seconds, for the image to be
-// reconciled.
+// Whether any partition is one this broker leads but has not opened yet
+// (HostedPartitions::leads_unopened): the request waits, bounded by its
+// timeout and a few seconds, rather than be answered NOT_LEADER_OR_FOLLOWER.
 bool leads_unopened(Broker& b, const p::ProduceRequest& req) {
-  if (!b.hosted_partitions() || b.hosted_partitions()->caught_up()) return false;
-  const auto image = b.metadata_cache().image();
+  if (!b.hosted_partitions()) return false;
   for (const auto& topic : req.topic_data)
-    for (const auto& pd : topic.partition_data) {
-      const cluster::PartitionRegistration* reg = image->partition(topic.name, PartitionId(pd.index));
-      if (reg && reg->leader == NodeId(b.node_id()) && !b.replica_manager().get_partition(topic.name, PartitionId(pd.index)))
-        return true;
-    }
+    for (const auto& pd : topic.partition_data)
+      if (b.hosted_partitions()->leads_unopened(topic.name, PartitionId(pd.index))) return true;
   return false;
 }
 

@@ -27,11 +27,24 @@ replication::FetchIsolation isolation(const p::ListOffsetsRequest& req) {
                                   : replication::FetchIsolation::high_watermark;
 }
 
+// A partition this broker leads but has not opened yet is waited for, as
+// Produce does (HostedPartitions::leads_unopened), within the bound.
+constexpr std::chrono::milliseconds kOpeningWaitBound{5000};
+
+bool leads_unopened(Broker& b, const p::ListOffsetsRequest& req) {
+  if (!b.hosted_partitions()) return false;
+  for (const auto& topic : req.topics)
+    for (const auto& rp : topic.partitions)
+      if (b.hosted_partitions()->leads_unopened(topic.name, PartitionId(rp.partition_index))) return true;
+  return false;
+}
+
 }  // namespace
 
 template <>
 awaitable<p::ListOffsetsResponse> handle<p::ListOffsetsApi>(RequestContext& ctx, p::ListOffsetsRequest& req) {
   Broker& b = ctx.broker;
+  if (leads_unopened(b, req)) co_await b.hosted_partitions()->wait_caught_up(kOpeningWaitBound);
   p::ListOffsetsResponse resp;
   for (auto& rt : req.topics) {
     auto& tr = resp.topics.emplace_back();
