@@ -7,6 +7,7 @@
 #include "broker/logging.h"
 #include "broker/sasl_server_authenticator.h"
 #include "protocol/error_codes.h"
+#include "protocol/messages/00_produce.h"
 #include "protocol/messages/17_sasl_handshake.h"
 #include "protocol/messages/18_api_versions.h"
 #include "security/channel_builder.h"
@@ -38,6 +39,36 @@ void put_size_prefix(proto::Bytes& bytes, size_t body_size) {
 }
 
 }  // namespace
+
+// One request being served, owned by its handler's coroutine and, once the
+// handler released the order, by its place in the response queue.
+struct ServedRequest {
+  ServedRequest(asio::any_io_executor ex, std::shared_ptr<uint8_t[]> f, size_t size, RequestMemory::Permit p)
+      : frame(std::move(f)), reader(frame.get(), size, frame), permit(std::move(p)), signal(std::move(ex)) {
+    signal.expires_at(asio::steady_timer::time_point::max());
+  }
+  // Wakes whoever waits for a change (released or done).
+  void changed() { signal.cancel(); }
+  awaitable<void> wait_released_or_done() {
+    while (!released && !done) co_await signal.async_wait(as_tuple_awaitable);
+  }
+  awaitable<void> wait_done() {
+    while (!done) co_await signal.async_wait(as_tuple_awaitable);
+  }
+
+  std::shared_ptr<uint8_t[]> frame;
+  proto::Reader reader;
+  RequestMemory::Permit permit;  // the frame's bytes stay counted until the handler is done
+  proto::RequestHeader header;
+  const ApiRoute* route = nullptr;
+  std::optional<RequestContext> ctx;
+  OutboundResponse out;
+  bool released = false;
+  bool done = false;
+  bool ok = false;      // the request decoded and the handler returned
+  std::string failure;  // what the handler threw
+  asio::steady_timer signal;  // never expires: cancel() is the wake-up
+};
 
 Connection::Connection(tcp::socket socket, Broker& broker, std::string listener_name,
                        std::shared_ptr<const security::ChannelBuilder> channel_builder)
@@ -147,7 +178,7 @@ awaitable<void> Connection::request_loop() {
     // A malformed request ends the connection, but only after the responses
     // already queued have been sent: Kafka serves one request at a time, so
     // everything before the bad one would have been answered.
-    if (!co_await serve(std::move(frame), static_cast<size_t>(size))) break;
+    if (!co_await serve(std::move(frame), static_cast<size_t>(size), std::move(permit))) break;
     if (stop_reading_) break;
   }
   // No more requests: the response loop sends what is queued, then the end
@@ -157,27 +188,29 @@ awaitable<void> Connection::request_loop() {
   co_await responses_.async_send(error_code{}, std::move(end), as_tuple_awaitable);
 }
 
-awaitable<bool> Connection::serve(std::shared_ptr<uint8_t[]> frame, size_t size) {
+awaitable<bool> Connection::serve(std::shared_ptr<uint8_t[]> frame, size_t size, RequestMemory::Permit permit) {
+  auto peek = proto::peek_header(proto::ByteView(frame.get(), size));
+  // Only a Produce starts before the released requests have finished (connection.h).
+  if (!released_.empty() && (!peek || peek->api_key != proto::ProduceApi::key)) co_await drain_released();
   if (sasl_) {
-    if (sasl_->in_progress()) co_return co_await serve_sasl(std::move(frame), size);
+    if (sasl_->in_progress()) co_return co_await serve_sasl(std::move(frame), size, std::move(permit));
     const auto now = std::chrono::steady_clock::now();
-    auto peek = proto::peek_header(proto::ByteView(frame.get(), size));
     // KIP-368: a SaslHandshake on an authenticated connection begins
     // re-authentication, when the session has a lifetime.
     if (peek && peek->api_key == proto::SaslHandshakeApi::key && sasl_->maybe_begin_reauthentication(now))
-      co_return co_await serve_sasl(std::move(frame), size);
+      co_return co_await serve_sasl(std::move(frame), size, std::move(permit));
     if (sasl_->session_expired(now)) {
       RLOG_INFO("closing connection from %s on listener %s: SASL session of %s expired (connections.max.reauth.ms)",
                 peer_.c_str(), listener_name_.c_str(), principal_.to_string().c_str());
       co_return false;
     }
   }
-  co_return co_await serve_api(std::move(frame), size);
+  co_return co_await serve_api(std::move(frame), size, std::move(permit));
 }
 
-awaitable<bool> Connection::serve_sasl(std::shared_ptr<uint8_t[]> frame, size_t size) {
+awaitable<bool> Connection::serve_sasl(std::shared_ptr<uint8_t[]> frame, size_t size, RequestMemory::Permit permit) {
   auto outcome = sasl_->on_frame(proto::ByteView(frame.get(), size));
-  if (outcome.serve_api_versions) co_return co_await serve_api(std::move(frame), size);
+  if (outcome.serve_api_versions) co_return co_await serve_api(std::move(frame), size, std::move(permit));
   if (outcome.response) {
     OutboundResponse out;
     out.bytes.resize(4);
@@ -203,21 +236,22 @@ awaitable<bool> Connection::serve_sasl(std::shared_ptr<uint8_t[]> frame, size_t 
   co_return true;
 }
 
-awaitable<bool> Connection::serve_api(std::shared_ptr<uint8_t[]> frame, size_t size) {
+awaitable<bool> Connection::serve_api(std::shared_ptr<uint8_t[]> frame, size_t size, RequestMemory::Permit permit) {
   auto peek = proto::peek_header(proto::ByteView(frame.get(), size));
   if (!peek) {
     RLOG_WARN("closing connection from %s: request header truncated", peer_.c_str());
     co_return false;
   }
   const ApiRoute* route = find_route(peek->api_key);
-  proto::Reader reader(frame.get(), size, frame);
-  proto::RequestHeader header;
+  auto executor = transport_->socket().get_executor();
+  auto served = std::make_shared<ServedRequest>(executor, std::move(frame), size, std::move(permit));
+  proto::RequestHeader& header = served->header;
 
   if (peek->api_key == proto::kApiVersionsKey && route && !route->supports(peek->api_version)) {
     // KIP-511: any ApiVersions version gets an answer; one we do not know
     // is answered at v0 with our range so the client can retry.
-    header.decode(reader, peek->api_version >= route->flexible_from ? 2 : 1);
-    if (!reader.ok()) co_return false;
+    header.decode(served->reader, peek->api_version >= route->flexible_from ? 2 : 1);
+    if (!served->reader.ok()) co_return false;
     co_return co_await answer_unsupported_api_versions(header);
   }
   if (!route || !route->supports(peek->api_version)) {
@@ -225,52 +259,94 @@ awaitable<bool> Connection::serve_api(std::shared_ptr<uint8_t[]> frame, size_t s
               peek->api_key, peek->api_version);
     co_return false;
   }
-  header.decode(reader, proto::request_header_version(route->is_flexible(peek->api_version)));
-  if (!reader.ok()) {
+  header.decode(served->reader, proto::request_header_version(route->is_flexible(peek->api_version)));
+  if (!served->reader.ok()) {
     RLOG_WARN("closing connection from %s: malformed request header", peer_.c_str());
     co_return false;
   }
 
-  RequestContext ctx{broker_, header, peer_.substr(0, peer_.rfind(':')), listener_name_};
-  ctx.principal = principal_;
+  served->route = route;
+  served->ctx.emplace(RequestContext{broker_, header, peer_.substr(0, peer_.rfind(':')), listener_name_});
+  served->ctx->principal = principal_;
+  served->ctx->release_order = [weak = std::weak_ptr<ServedRequest>(served)] {
+    if (auto s = weak.lock(); s && !s->released) {
+      s->released = true;
+      s->changed();
+    }
+  };
+  served->out.bytes.resize(4);  // size prefix, filled in by finish()
+  asio::co_spawn(executor, run_handler(shared_from_this(), served), asio::detached);
+  co_await served->wait_released_or_done();
+  if (!served->done) {
+    // Released: its response keeps this place in the queue.
+    std::erase_if(released_, [](const auto& s) { return s->done; });
+    released_.push_back(served);
+    OutboundResponse placeholder;
+    placeholder.pending = std::move(served);
+    co_return co_await queue(std::move(placeholder));
+  }
   OutboundResponse out;
-  out.bytes.resize(4);  // size prefix, filled in below
-  proto::Writer writer(out.bytes);
-  bool ok = false;
-  try {
-    ok = co_await route->serve(ctx, reader, writer);
-  } catch (const std::exception& e) {
-    // A handler that throws has hit a broken invariant, not bad input; the
-    // request cannot be answered, so the connection goes, but never silently.
-    RLOG_WARN("closing connection from %s: %s v%d request failed: %s", peer_.c_str(), route->name,
-              peek->api_version, e.what());
-    co_return false;
-  }
-  if (!ok) {
-    RLOG_WARN("closing connection from %s: malformed %s v%d request (%s)", peer_.c_str(), route->name,
-              peek->api_version, reader.error() ? reader.error() : "undecodable");
-    co_return false;
-  }
-  if (ctx.close_connection) co_return false;
-  if (!ctx.send_response) {
+  if (!finish(*served, out)) co_return false;
+  if (out.bytes.empty()) {  // no response (Produce acks=0)
     --unanswered_;
     co_return true;
   }
+  co_return co_await queue(std::move(out));
+}
+
+awaitable<void> Connection::run_handler(std::shared_ptr<Connection> self, std::shared_ptr<ServedRequest> served) {
+  proto::Writer writer(served->out.bytes);
+  try {
+    served->ok = co_await served->route->serve(*served->ctx, served->reader, writer);
+  } catch (const std::exception& e) {
+    served->failure = e.what();
+  }
+  served->out.splices = writer.splices();
+  served->done = true;
+  served->changed();
+  (void)self;  // the connection outlives its handlers
+}
+
+bool Connection::finish(ServedRequest& served, OutboundResponse& out) {
+  const char* api = served.route->name;
+  const int16_t version = served.header.api_version;
+  if (!served.failure.empty()) {
+    // A handler that throws has hit a broken invariant, not bad input; the
+    // request cannot be answered, so the connection goes, but never silently.
+    RLOG_WARN("closing connection from %s: %s v%d request failed: %s", peer_.c_str(), api, version,
+              served.failure.c_str());
+    return false;
+  }
+  if (!served.ok) {
+    RLOG_WARN("closing connection from %s: malformed %s v%d request (%s)", peer_.c_str(), api, version,
+              served.reader.error() ? served.reader.error() : "undecodable");
+    return false;
+  }
+  RequestContext& ctx = *served.ctx;
+  if (ctx.close_connection) return false;
+  if (!ctx.send_response) {
+    out = OutboundResponse{};
+    return true;  // empty bytes: nothing to send
+  }
+  out = std::move(served.out);
   size_t body = out.bytes.size() - 4;
-  for (auto& s : writer.splices()) body += static_cast<size_t>(s.region.length);
+  for (auto& s : out.splices) body += static_cast<size_t>(s.region.length);
   if (body > INT32_MAX) {
     // The size prefix is an int32: such a response cannot be framed. The
     // handlers' limits (fetch.max.bytes) stay far below this; should one
     // not, the client loses the connection instead of reading a corrupt frame.
     RLOG_ERROR("closing connection from %s: %s v%d response of %zu bytes exceeds the largest frame", peer_.c_str(),
-               route->name, peek->api_version, body);
-    co_return false;
+               api, version, body);
+    return false;
   }
   put_size_prefix(out.bytes, body);
-  out.splices = writer.splices();
   out.before_send = std::move(ctx.before_send);
-  out.keepalive = frame;
-  co_return co_await queue(std::move(out));
+  out.keepalive = served.frame;
+  return true;
+}
+
+awaitable<void> Connection::drain_released() {
+  for (auto& s : std::exchange(released_, {})) co_await s->wait_done();
 }
 
 awaitable<bool> Connection::answer_unsupported_api_versions(const proto::RequestHeader& header) {
@@ -296,6 +372,14 @@ awaitable<void> Connection::response_loop() {
   for (;;) {
     auto [ec, response] = co_await responses_.async_receive(as_tuple_awaitable);
     if (ec || response.end_of_stream) break;
+    if (auto served = std::move(response.pending)) {
+      co_await served->wait_done();
+      if (!finish(*served, response)) break;
+      if (response.bytes.empty()) {  // no response after all
+        --unanswered_;
+        continue;
+      }
+    }
     if (response.before_send && !co_await response.before_send()) break;
     try {
       co_await write_response(response);

@@ -1,6 +1,6 @@
-// One client connection: reads size-prefixed request frames, serves them one
-// at a time in arrival order (as Kafka does, so a producer's pipelined
-// batches append in order), and sends the responses in the same order.
+// One client connection: reads size-prefixed request frames, serves them in
+// arrival order (as Kafka does, so a producer's pipelined batches append in
+// order), and sends the responses in the same order.
 //
 // Two coroutines share the socket: the request loop (read frame, decode,
 // handle, queue the encoded response) and the response loop (wait for the
@@ -8,6 +8,16 @@
 // for file regions of Fetch responses on plaintext). Handing responses to a second loop
 // lets the next request be read and served while an earlier one waits for
 // its fsync or is still being written.
+//
+// Kafka serves one request of a connection at a time, to the end: an
+// acks=all Produce holds the connection until its records are replicated,
+// so a producer's next batches queue behind that round trip. Runnel lets a
+// handler release the connection's order once what must happen in order
+// has (RequestContext::release_order: a Produce once its records are
+// appended); the handler runs on and its response keeps its place in the
+// queue, while the next request is read. Only a Produce may start while
+// released ones still run (its appends come after theirs); any other
+// request first waits for them all, so it sees what it would on Kafka.
 //
 // The bytes go through the listener's security::TransportLayer (plain TCP
 // or TLS), built by its ChannelBuilder, whose handshake comes before the
@@ -18,9 +28,11 @@
 
 #include <chrono>
 #include <memory>
+#include <vector>
 
 #include "broker/asio.h"
 #include "broker/request_context.h"
+#include "broker/request_memory.h"
 #include "protocol/codec/writer.h"
 #include "security/principal.h"
 
@@ -34,6 +46,7 @@ namespace runnel::broker {
 class Broker;
 class RequestMemory;
 class SaslServerAuthenticator;
+struct ServedRequest;  // connection.cc
 
 struct OutboundResponse {
   protocol::Bytes bytes;  // starts with the 4-byte size prefix
@@ -41,6 +54,9 @@ struct OutboundResponse {
   std::function<awaitable<bool>()> before_send;
   std::shared_ptr<const void> keepalive;  // request frame and anything the response views
   bool end_of_stream = false;             // no more responses follow
+  // A request whose handler released the order and still runs: the
+  // response loop waits for it and sends its response in this place.
+  std::shared_ptr<ServedRequest> pending;
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -60,10 +76,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   awaitable<void> response_loop();
   awaitable<void> idle_watchdog();
   // Serves one frame; false means close the connection.
-  awaitable<bool> serve(std::shared_ptr<uint8_t[]> frame, size_t size);
+  awaitable<bool> serve(std::shared_ptr<uint8_t[]> frame, size_t size, RequestMemory::Permit permit);
   // A frame of the SASL exchange; false means close the connection.
-  awaitable<bool> serve_sasl(std::shared_ptr<uint8_t[]> frame, size_t size);
-  awaitable<bool> serve_api(std::shared_ptr<uint8_t[]> frame, size_t size);
+  awaitable<bool> serve_sasl(std::shared_ptr<uint8_t[]> frame, size_t size, RequestMemory::Permit permit);
+  awaitable<bool> serve_api(std::shared_ptr<uint8_t[]> frame, size_t size, RequestMemory::Permit permit);
+  // Runs the request's handler to its end (spawned by serve_api).
+  static awaitable<void> run_handler(std::shared_ptr<Connection> self, std::shared_ptr<ServedRequest> served);
+  // The handled request's response, made ready to queue; false: close the connection.
+  bool finish(ServedRequest& served, OutboundResponse& out);
+  // Returns once every released request has finished.
+  awaitable<void> drain_released();
   awaitable<bool> answer_unsupported_api_versions(const protocol::RequestHeader& header);
   awaitable<bool> queue(OutboundResponse response);
   awaitable<void> write_response(OutboundResponse& response);
@@ -79,6 +101,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Channel responses_;
   std::chrono::steady_clock::time_point last_activity_;
   size_t unanswered_ = 0;  // requests read whose response is not yet written
+  std::vector<std::shared_ptr<ServedRequest>> released_;  // handlers that released the order, maybe still running
   bool closed_ = false;
   bool stop_reading_ = false;
 };

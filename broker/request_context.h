@@ -28,6 +28,11 @@ struct RequestContext {
   // request on the connection can start meanwhile. Responses still leave in
   // request order. Returning false closes the connection unanswered.
   std::function<awaitable<bool>()> before_send;
+  // Set by the connection; a handler calls it once what it must do in
+  // order with the connection's later requests is done (a Produce: its
+  // appends): the connection goes on to the next request while this
+  // handler runs on (connection.h). Empty where there is no connection.
+  std::function<void()> release_order;
 
   int16_t api_version() const { return header.api_version; }
   std::string client_id() const { return header.client_id.value_or(""); }

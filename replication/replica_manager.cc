@@ -106,8 +106,9 @@ void ReplicaManager::append_to_local_log(int16_t required_acks, std::span<Append
 }
 
 awaitable<void> ReplicaManager::append_records(int16_t required_acks, std::chrono::milliseconds timeout,
-                                               std::span<AppendEntry> entries) {
+                                               std::span<AppendEntry> entries, const std::function<void()>& appended) {
   append_to_local_log(required_acks, entries);
+  if (appended) appended();
   // Kafka's delayedProduceRequestRequired: acks=all and some partition
   // took the records (a duplicate waits too: its records may not be
   // committed yet).

@@ -95,9 +95,10 @@ class ReplicaManager {
   // Kafka's appendRecords: append_to_local_log, then for acks=all a delayed
   // produce that completes once every appended partition's high watermark
   // passes its records, or fails them with REQUEST_TIMED_OUT after
-  // `timeout`. The results are final when it returns.
+  // `timeout`. The results are final when it returns. `appended`, if set,
+  // is called once the records are in the logs, before any wait.
   awaitable<void> append_records(int16_t required_acks, std::chrono::milliseconds timeout,
-                                 std::span<AppendEntry> entries);
+                                 std::span<AppendEntry> entries, const std::function<void()>& appended = {});
 
   // Kafka's fetchMessages: reads, and waits in the fetch purgatory while
   // waiting may improve the answer (after_read: replication::fetch_messages).

@@ -88,11 +88,39 @@ std::function<std::error_code()> sync_all(const std::vector<std::shared_ptr<stor
   };
 }
 
-// Makes the acks=all appends durable before their response leaves.
-awaitable<bool> sync_logs(Broker& broker, std::vector<std::shared_ptr<storage::Log>> logs) {
+// The fsync of an acks=all request's appends, started as soon as they are
+// in the logs, so that it runs while the followers fetch them rather than
+// after (the leader's fsync and the ISR's, not one then the other); the
+// response waits for it before it leaves.
+struct StartedSync {
+  explicit StartedSync(asio::any_io_executor ex) : done(std::move(ex)) {
+    done.expires_at(asio::steady_timer::time_point::max());
+  }
+  std::optional<bool> ok;
+  asio::steady_timer done;  // cancelled once ok is set
+};
+
+awaitable<void> run_sync(Broker& broker, std::vector<std::shared_ptr<storage::Log>> logs,
+                         std::shared_ptr<StartedSync> sync) {
   std::error_code ec = co_await broker.run_blocking(sync_all(logs));
   if (ec) RLOG_ERROR("fsync for acks=all failed: %s; closing the connection unacknowledged", ec.message().c_str());
-  co_return !ec;
+  sync->ok = !ec;
+  sync->done.cancel();
+}
+
+std::shared_ptr<StartedSync> start_sync(Broker& broker, std::span<const replication::AppendEntry> entries) {
+  std::vector<std::shared_ptr<storage::Log>> logs;
+  for (const auto& e : entries)
+    if (e.partition && e.result.ok()) logs.push_back(e.partition->log_ptr());
+  if (logs.empty()) return nullptr;
+  auto sync = std::make_shared<StartedSync>(broker.io().get_executor());
+  asio::co_spawn(broker.io(), run_sync(broker, std::move(logs), sync), asio::detached);
+  return sync;
+}
+
+awaitable<bool> synced(std::shared_ptr<StartedSync> sync) {
+  while (!sync->ok) co_await sync->done.async_wait(as_tuple_awaitable);
+  co_return *sync->ok;
 }
 
 // Whether any partition is one this broker leads but has not opened yet
@@ -154,10 +182,18 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
       e.request.validate = validation(b.config(), t, pd.index, pd.records, received, now_ms);
     }
   }
+  // Once appended: with runnel.acks.all.fsync the fsync starts, and the
+  // connection may serve its next Produce while this one waits for
+  // replication (connection.h): their records come after these.
+  std::shared_ptr<StartedSync> sync;
+  const bool fsync = req.acks == -1 && b.config().typed().acks_all_fsync;
+  const std::function<void()> appended = [&] {
+    if (fsync) sync = start_sync(b, entries);
+    if (ctx.release_order) ctx.release_order();
+  };
   co_await b.replica_manager().append_records(req.acks, std::chrono::milliseconds(std::max(0, req.timeout_ms)),
-                                              entries);
+                                              entries, appended);
 
-  std::vector<std::shared_ptr<storage::Log>> to_sync;
   bool any_error = false;
   auto entry = entries.begin();
   LeaderHints hints(*b.metadata_cache(), ctx.listener_name);
@@ -168,7 +204,6 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
       auto& e = *entry++;
       auto& r = tr.partition_responses.emplace_back(partition_response(pd.index, e.result, v));
       if (!e.result.ok()) any_error = true;
-      else if (req.acks == -1) to_sync.push_back(e.partition->log_ptr());
       if (v >= 10 && e.result.status.code == ErrorCode::not_leader_or_follower) {
         const LeaderHint h = hints.current_leader(topic.name, pd.index);
         r.current_leader = {h.leader_id, h.leader_epoch, {}};
@@ -182,12 +217,12 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
     // so the producer notices.
     ctx.send_response = false;
     ctx.close_connection = any_error;
-  } else if (!to_sync.empty() && b.config().typed().acks_all_fsync) {
-    // The response is already encoded as a success; if the fsync fails the
-    // connection is closed instead of sending it, so nothing unsynced is
-    // ever acknowledged (the log is failed from then on: every later append
+  } else if (sync) {
+    // The response is already encoded; if the fsync fails the connection
+    // is closed instead of sending it, so nothing unsynced is ever
+    // acknowledged (the log is failed from then on: every later append
     // answers KAFKA_STORAGE_ERROR).
-    ctx.before_send = [broker = &b, logs = std::move(to_sync)] { return sync_logs(*broker, logs); };
+    ctx.before_send = [sync = std::move(sync)] { return synced(sync); };
   }
   co_return resp;
 }
