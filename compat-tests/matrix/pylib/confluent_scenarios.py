@@ -596,7 +596,8 @@ def connect(ctx, timeout=20):
         except confluent_kafka.KafkaException as e:
             p.poll(0.1)
             if errors or time.monotonic() > deadline:
-                raise AssertionError("no metadata over %s: %s" % (ctx.security["listener"], errors[-1] if errors else e))
+                why = errors[-1] if errors else e
+                raise AssertionError("no metadata over %s: %s" % (ctx.security["listener"], why))
 
 
 def scenarios():
