@@ -70,10 +70,14 @@ SaslServerAuthenticator::Outcome SaslServerAuthenticator::handle_kafka_request(p
                          : "";
   if (!peek) return fail(std::string("invalid request during SASL handshake") + hint);
   if (peek->api_key == proto::kApiVersionsKey) {
-    // Kafka allows it only first (HANDSHAKE_OR_VERSIONS_REQUEST).
+    // Kafka allows it only first (HANDSHAKE_OR_VERSIONS_REQUEST). A version
+    // it does not know gets the UNSUPPORTED_VERSION answer (KIP-511) and
+    // leaves that state, so the client can retry at one it does: franz-go
+    // asks at v5 first.
     if (state_ != State::initial || reauthenticating())
       return fail("unexpected ApiVersions request during SASL authentication");
-    state_ = State::handshake;
+    const ApiRoute* route = find_route(proto::kApiVersionsKey);
+    if (route && route->supports(peek->api_version)) state_ = State::handshake;
     Outcome o;
     o.serve_api_versions = true;
     return o;

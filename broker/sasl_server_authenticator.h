@@ -3,10 +3,10 @@
 // and again when the client re-authenticates (KIP-368).
 //
 // The connection hands it every frame while authentication is in progress.
-// Before a mechanism is chosen only ApiVersions (once, first) and
-// SaslHandshake are allowed; after SaslHandshake v1 the tokens come in
-// SaslAuthenticate requests, after v0 as raw size-prefixed frames (clients
-// before KIP-152). Anything else, a failed exchange, or an unknown mechanism
+// Before a mechanism is chosen only ApiVersions (once, first, after any
+// retries at a version it does not know) and SaslHandshake are allowed;
+// after SaslHandshake v1 the tokens come in SaslAuthenticate requests,
+// after v0 as raw size-prefixed frames (clients before KIP-152). Anything else, a failed exchange, or an unknown mechanism
 // is answered as Kafka answers it and then the connection is closed.
 #pragma once
 

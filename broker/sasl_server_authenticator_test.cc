@@ -84,6 +84,24 @@ TEST_CASE("SASL gating lets through ApiVersions once and the exchange only", "[s
   REQUIRE(c.on_frame(p::ByteView(junk, sizeof junk)).close);
 }
 
+TEST_CASE("SASL gating lets a client retry ApiVersions after a version it does not know", "[sasl][authenticator]") {
+  // Kafka answers UNSUPPORTED_VERSION and stays in HANDSHAKE_OR_VERSIONS_REQUEST:
+  // franz-go asks at v5, then again at the broker's highest.
+  auto config = plain_config();
+  SaslServerAuthenticator a(config);
+  auto unknown = frame<p::ApiVersionsApi>(p::ApiVersionsRequest{}, 3);
+  const int16_t too_new = p::ApiVersionsApi::max_version + 1;
+  unknown[2] = static_cast<uint8_t>(too_new >> 8);  // the header's api_version
+  unknown[3] = static_cast<uint8_t>(too_new & 0xff);
+  auto o = a.on_frame(unknown);
+  REQUIRE(o.serve_api_versions);
+  REQUIRE_FALSE(o.close);
+  o = a.on_frame(frame<p::ApiVersionsApi>(p::ApiVersionsRequest{}, 3));
+  REQUIRE(o.serve_api_versions);
+  REQUIRE_FALSE(o.close);
+  REQUIRE(a.on_frame(frame<p::ApiVersionsApi>(p::ApiVersionsRequest{}, 3)).close);
+}
+
 TEST_CASE("SASL handshake refuses a mechanism that is not enabled", "[sasl][authenticator]") {
   auto config = plain_config();
   SaslServerAuthenticator a(config);

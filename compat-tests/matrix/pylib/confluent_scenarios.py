@@ -552,6 +552,7 @@ def security_round_trip(ctx):
     record exactly, commits, and the committed offsets are read back; the
     group is listed."""
     topic, group = ctx.name(), ctx.name("group")
+    connect(ctx)
     create_topic(ctx, topic, 2)
     md = admin(ctx).list_topics(timeout=10)
     ports = sorted({b.port for b in md.brokers.values()})
@@ -579,6 +580,24 @@ def security_round_trip(ctx):
 
 
 SECURE_N = 20  # records per partition in a security column
+
+
+def connect(ctx, timeout=20):
+    """The column's listener answers metadata. librdkafka tells why it does
+    not (a TLS or SASL failure) only to error_cb: an admin request just
+    times out."""
+    errors = []
+    p = Producer(dict(common(ctx), error_cb=errors.append))
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            p.list_topics(timeout=1)
+            return
+        except confluent_kafka.KafkaException as e:
+            p.poll(0.1)
+            if errors or time.monotonic() > deadline:
+                why = errors[-1] if errors else e
+                raise AssertionError("no metadata over %s: %s" % (ctx.security["listener"], why))
 
 
 def scenarios():

@@ -2,6 +2,7 @@
 in clients/kafka-python/run, with Debian's snappy, lz4 and zstandard
 modules for its codecs)."""
 
+import logging
 import time
 
 import kafka
@@ -534,12 +535,40 @@ def leader_failover(ctx):
         len(sent), old, new)
 
 
+class LastConnectionError(logging.Handler):
+    """The last error kafka-python logged about a connection: its exception
+    says only "Connection to N failed", the log line why it closed."""
+
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.message = None
+
+    def emit(self, record):
+        self.message = record.getMessage().split(">: ", 1)[-1]
+
+
 def security_round_trip(ctx):
-    """A security column (ctx.security), over its listener only: the admin
-    client creates a topic (2 partitions) and metadata shows it, the broker
-    advertised on this listener; acks=all produce; a group consumes every
-    record exactly and commits; the committed offsets read back, by the
-    consumer and by the admin client, which lists the group."""
+    """A security column (ctx.security), over its listener only (see
+    secure_round_trip); a connection failure names the connection's last
+    logged error."""
+    why = LastConnectionError()
+    log = logging.getLogger("kafka.conn")
+    log.addHandler(why)
+    try:
+        return secure_round_trip(ctx)
+    except kafka.errors.KafkaConnectionError as e:
+        if why.message:
+            raise kafka.errors.KafkaConnectionError("%s (last logged: %s)" % (e, why.message)) from e
+        raise
+    finally:
+        log.removeHandler(why)
+
+
+def secure_round_trip(ctx):
+    """The admin client creates a topic (2 partitions) and metadata shows it,
+    the broker advertised on this listener; acks=all produce; a group
+    consumes every record exactly and commits; the committed offsets read
+    back, by the consumer and by the admin client, which lists the group."""
     topic, group = ctx.name(), ctx.name("group")
     create_topic(ctx, topic, 2)
     a = admin(ctx)
