@@ -152,6 +152,26 @@ class Brokers:
 # -- clients, each in a process of its own ------------------------------------------
 
 
+def thread_cpu(pid):
+    """{thread id: utime + stime in seconds} of a live process (/proc/<pid>/task/*/stat)."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the thread has ended
+        out[tid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def busiest_thread(before, after):
+    """CPU seconds of the thread that used the most between two thread_cpu() readings."""
+    return max(after[t] - before.get(t, 0.0) for t in after)
+
+
+
+
 def consume_worker(config, topic, partitions, barrier, out):
     from confluent_kafka import Consumer, TopicPartition
     try:
@@ -166,7 +186,7 @@ def consume_worker(config, topic, partitions, barrier, out):
             starts[p] = c.get_watermark_offsets(TopicPartition(topic, p), timeout=60)
         want = sum(hi - lo for lo, hi in starts.values())
         barrier.wait(CLIENT_LIMIT)
-        start, cpu = time.monotonic(), os.times()
+        start, cpu, threads = time.monotonic(), os.times(), thread_cpu(os.getpid())
         c.assign([TopicPartition(topic, p, lo) for p, (lo, _) in starts.items()])
         got = value_bytes = 0
         while got < want:
@@ -179,7 +199,7 @@ def consume_worker(config, topic, partitions, barrier, out):
                 value_bytes += len(m.value())
             if time.monotonic() - start > CLIENT_LIMIT:
                 raise RuntimeError("%d of %d records in %d s" % (got, want, CLIENT_LIMIT))
-        out.put(done(start, cpu, got, value_bytes))
+        out.put(done(start, cpu, threads, got, value_bytes))
         c.close()
     except Exception as e:
         barrier.abort()
@@ -199,7 +219,7 @@ def produce_worker(config, topic, partitions, records, size, barrier, out):
                 errors.append(err)
 
         barrier.wait(CLIENT_LIMIT)
-        start, cpu = time.monotonic(), os.times()
+        start, cpu, threads = time.monotonic(), os.times(), thread_cpu(os.getpid())
         for i in range(records):
             while True:
                 try:
@@ -211,16 +231,17 @@ def produce_worker(config, topic, partitions, records, size, barrier, out):
         left = p.flush(CLIENT_LIMIT)
         if left or errors:
             raise RuntimeError("%d undelivered, %d failed: %s" % (left, len(errors), errors[:3]))
-        out.put(done(start, cpu, records, records * size))
+        out.put(done(start, cpu, threads, records, records * size))
     except Exception as e:
         barrier.abort()
         out.put({"error": "%s: %s" % (type(e).__name__, e)})
 
 
-def done(start, cpu, records, value_bytes):
+def done(start, cpu, threads, records, value_bytes):
     end, now = time.monotonic(), os.times()
     return {"start": start, "end": end, "records": records, "value_bytes": value_bytes,
-            "cpu_s": now.user + now.system - cpu.user - cpu.system}
+            "cpu_s": now.user + now.system - cpu.user - cpu.system,
+            "busiest_thread_s": busiest_thread(threads, thread_cpu(os.getpid()))}
 
 
 def run_clients(broker, worker, per_client):
@@ -238,9 +259,9 @@ def run_clients(broker, worker, per_client):
             barrier.wait(CLIENT_LIMIT)
         except Exception:
             pass  # a client failed before the start: its error is in the queue
-        cpu = cpu_seconds(broker.proc.pid)
+        cpu, threads = cpu_seconds(broker.proc.pid), thread_cpu(broker.proc.pid)
         results = [out.get(timeout=CLIENT_LIMIT + 60) for _ in procs]
-        cpu = cpu_seconds(broker.proc.pid) - cpu
+        cpu, thread = cpu_seconds(broker.proc.pid) - cpu, busiest_thread(threads, thread_cpu(broker.proc.pid))
     finally:
         for p in procs:
             p.join(30)
@@ -259,6 +280,9 @@ def run_clients(broker, worker, per_client):
             "broker_cpu_s": round(cpu, 2), "broker_cpu_per_gib": round(cpu / gib, 3),
             "client_cpu_per_gib": round(client_cpu / gib, 3),
             "broker_cores": round(cpu / seconds, 2), "client_cores": round(client_cpu / seconds, 2),
+            "broker_busiest_thread_cores": round(thread / seconds, 2),
+            "client_busiest_thread_cores": round(max(r["busiest_thread_s"] / (r["end"] - r["start"])
+                                                     for r in results), 2),
             "client_seconds": [round(r["end"] - r["start"], 3) for r in results]}
 
 
@@ -401,7 +425,9 @@ def rows(cfg):
                 ("  broker CPU per GiB", wid, BROKER_CPU, "CPU s/GiB", {}),
                 ("  clients' CPU per GiB", wid, CLIENT_CPU, "CPU s/GiB", {}),
                 ("  broker cores busy", wid, ["result", "broker_cores"], "CPU s/s", {}),
-                ("  clients' cores busy", wid, ["result", "client_cores"], "CPU s/s", {})]
+                ("  the broker's busiest thread", wid, ["result", "broker_busiest_thread_cores"], "CPU s/s", {}),
+                ("  clients' cores busy", wid, ["result", "client_cores"], "CPU s/s", {}),
+                ("  a client's busiest thread", wid, ["result", "client_busiest_thread_cores"], "CPU s/s", {})]
     return out
 
 
@@ -448,8 +474,9 @@ def markdown(cfg, machine, table, runs):
              cfg["backlog_mib"], cfg["size"], PARTITIONS, cfg["produce_mib"], PARTITIONS), "",
          "Medians over the rounds. Ratios are taken within each round (both sides under the same load), then "
          "the median over rounds; per-round values in parentheses. Cores busy: CPU seconds over the run's "
-         "seconds (Runnel serves every connection on one event-loop thread, so 1.0 is its ceiling; the machine "
-         "has %d cores for brokers and clients together)." % machine["cores"], "",
+         "seconds, for the whole process and for its busiest thread (/proc/<pid>/task/*/stat; a thread at 1.0 is "
+         "saturated; Runnel serves every connection on one event-loop thread; the machine has %d cores for "
+         "brokers and clients together)." % machine["cores"], "",
          "| | unit | %s | %s |" % (" | ".join(LABEL[x] for x in TARGETS), " | ".join(n for n, _, _ in RATIOS)),
          "|---|---|%s|" % "|".join("---:" for _ in range(len(TARGETS) + len(RATIOS)))]
     for row in table:
