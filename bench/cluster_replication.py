@@ -80,8 +80,8 @@ from cluster_harness import wait_until  # noqa: E402
 from kafka_cluster_harness import KafkaCluster  # noqa: E402
 from cluster_failover import IDS, RunnelCluster, admin  # noqa: E402  (beside this file)
 from cluster_reassignment_test import alter, listed  # noqa: E402  (AlterPartitionReassignments on the wire)
-from run_suite import (Runs, as_typed, log, loadavg, machine_info, median, metric_values,  # noqa: E402
-                       parse_common_args, record, round_ratio, run_loadgen)
+from run_suite import (as_typed, bench_main, log, loadavg, median, metric_values, parse_common_args,  # noqa: E402
+                       record, round_ratio, run_loadgen)
 from confluent_kafka import Consumer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import NewTopic  # noqa: E402
 
@@ -523,30 +523,16 @@ def main():
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
         "loadgen": os.path.join(args.build, "bench", "loadgen"),
     }
-    if args.from_json:
-        with open(args.from_json) as f:
-            saved = json.load(f)
-        cfg, runs = saved["config"], saved["runs"]
-    else:
-        os.makedirs(args.out, exist_ok=True)
-        partial = os.path.join(args.out, "cluster_replication-%s.partial.json" % cfg["date"])
-        runs = Runs(partial, cfg)
-        run(cfg, args, runs)
-        runs = list(runs)
-        os.unlink(partial)
-    stem = os.path.join(args.out, "cluster_replication-%s%s" % (cfg["date"], "-quick" if args.quick else ""))
-    cfg["json"] = as_typed(stem + ".json")
+    return bench_main("cluster_replication", cfg, args, run, report)
+
+
+def report(stem, cfg, machine, runs):
     cfg["loadgen"] = as_typed(cfg["loadgen"])
-    machine = machine_info(args, runs)
     table = summarize(cfg, runs)
     with open(stem + ".json", "w") as f:
         json.dump({"config": cfg, "machine": machine, "settings": COMMON, "durability": DURABILITY,
                    "summary": table, "runs": runs}, f, indent=1)
     write_markdown(stem + ".md", cfg, machine, table, runs)
-    log("wrote %s.json and .md" % stem)
-    with open(stem + ".md") as f:
-        print(f.read())
-    return 1 if any("error" in r for r in runs) else 0
 
 
 if __name__ == "__main__":

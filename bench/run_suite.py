@@ -404,6 +404,12 @@ def round_ratio(runs, wid, a, b, path):
     """The median over rounds of a's number over b's in the same round: on a
     shared machine whose load drifts between rounds, each round's pair saw
     the same load, so this holds up better than a ratio of medians."""
+    rs = round_ratios(runs, wid, a, b, path)
+    return statistics.median(rs) if rs else None
+
+
+def round_ratios(runs, wid, a, b, path):
+    """a's number over b's in each round that has both, in round order."""
     per_round = {}
     for r in runs:
         if r["workload"] == wid and "error" not in r and r["system"] in (a, b):
@@ -412,9 +418,8 @@ def round_ratio(runs, wid, a, b, path):
                 v = v.get(k) if isinstance(v, dict) else None
             if v is not None:
                 per_round.setdefault(r["round"], {})[r["system"]] = v
-    rs = [ratio(x[a], x[b]) for x in per_round.values() if a in x and b in x]
-    rs = [x for x in rs if x is not None]
-    return statistics.median(rs) if rs else None
+    rs = [ratio(x[a], x[b]) for _, x in sorted(per_round.items()) if a in x and b in x]
+    return [x for x in rs if x is not None]
 
 
 def summarize(cfg, runs):
@@ -697,12 +702,40 @@ def parse_common_args(ap):
     ap.add_argument("--build", default=os.path.join(REPO, "build", "release"), help="release build dir")
     ap.add_argument("--runnel", help="runnel binary (default: <build>/runnel)")
     ap.add_argument("--runnel-commit", help="the commit --runnel was built from, for the report (default: HEAD)")
-    ap.add_argument("--kafka-cache", default=os.path.join(REPO, "build", "kafka-jars"), help="Kafka jar cache")
+    ap.add_argument("--kafka-cache", help="Kafka jar cache (default: $RUNNEL_KAFKA_CACHE, else build/kafka-jars)")
     ap.add_argument("--from-json", help="only write the report, from a results or .partial.json file")
     ap.add_argument("--out", default=os.path.join(HERE, "results"), help="where the results go")
     args = ap.parse_args()
     args.runnel = args.runnel or os.path.join(args.build, "runnel")
+    default_cache = os.environ.get("RUNNEL_KAFKA_CACHE") or os.path.join(REPO, "build", "kafka-jars")
+    args.kafka_cache = args.kafka_cache or default_cache
     return args
+
+
+def bench_main(name, cfg, args, run, report):
+    """The body of a Runnel-beside-Kafka bench's main(): `run(cfg, args,
+    runs)` fills `runs` (saved as they come in <out>/<name>-<date>.partial.json),
+    or --from-json reads them back; then `report(stem, cfg, machine, runs)`
+    writes <stem>.json and <stem>.md, and the .md is printed. Returns the exit
+    code: 1 when a run failed."""
+    if args.from_json:
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        cfg, runs = saved["config"], saved["runs"]
+    else:
+        os.makedirs(args.out, exist_ok=True)
+        partial = os.path.join(args.out, "%s-%s.partial.json" % (name, cfg["date"]))
+        runs = Runs(partial, cfg)
+        run(cfg, args, runs)
+        runs = list(runs)
+        os.unlink(partial)
+    stem = os.path.join(args.out, "%s-%s%s" % (name, cfg["date"], "-quick" if args.quick else ""))
+    cfg["json"] = as_typed(stem + ".json")
+    report(stem, cfg, machine_info(args, runs), runs)
+    log("wrote %s.json and .md" % stem)
+    with open(stem + ".md") as f:
+        print(f.read())
+    return 1 if any("error" in r for r in runs) else 0
 
 
 def main():
