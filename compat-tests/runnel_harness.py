@@ -283,7 +283,7 @@ class Runnel(BrokerProcess):
 
 def preloaded(library, **env):
     """A broker environment (Runnel.env) that LD_PRELOADs `library` (a test
-    shim: add_preload_library in CMakeLists.txt) with `env` for it. The
+    shim: add_preloaded_cluster_test in CMakeLists.txt) with `env` for it. The
     broker may be an ASan build, whose runtime wants to come first among the
     libraries; the shim is first."""
     asan = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "verify_asan_link_order=0"]))
