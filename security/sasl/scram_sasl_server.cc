@@ -62,9 +62,10 @@ SaslStep ScramSaslServer::client_first(std::string_view message) {
 SaslStep ScramSaslServer::client_final(std::string_view message) {
   auto parsed = parse_scram_client_final(message);
   if (!parsed) return fail("Invalid SCRAM client final message format: " + std::string(message));
-  // Kafka's check is endsWith, not equality, and librdkafka (2.0.2 at
-  // least) relies on it: it sends its client nonce again in front of the
-  // server's combined one.
+  // endsWith, Kafka 3.x's check, not Kafka 4.1's equality: librdkafka
+  // below 2.6.1 (Debian 12's 2.0.2) sends its client nonce again in front
+  // of the server's combined one, and Kafka 4.1 refuses it (README, "Where
+  // Runnel differs").
   if (!parsed->nonce.ends_with(server_first_.nonce)) return fail("Invalid client nonce in the final client message.");
   // Kafka leaves this to the proof (c= is part of the AuthMessage); checking
   // it first says why such an exchange fails.
