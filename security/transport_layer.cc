@@ -15,25 +15,8 @@ namespace {
 
 using broker::as_tuple_awaitable;
 
-// How much of a file region is read into memory at once on its way through
-// TLS: four TLS records of the largest size. Kept per connection, so small;
-// 256 KiB measured no faster (bench/README.md, tls_consume).
-constexpr size_t kFileChunk = 64 * 1024;
-
 [[noreturn]] void throw_errno(int err) {
   throw boost::system::system_error(error_code(err, boost::system::system_category()));
-}
-
-// The plain socket and the TLS stream are read and written alike.
-template <typename Stream>
-awaitable<error_code> read_exactly(Stream& stream, asio::mutable_buffer buffer) {
-  auto [ec, n] = co_await asio::async_read(stream, buffer, as_tuple_awaitable);
-  co_return ec;
-}
-
-template <typename Stream>
-awaitable<void> write_all(Stream& stream, asio::const_buffer buffer) {
-  co_await asio::async_write(stream, buffer, asio::use_awaitable);
 }
 
 }  // namespace
@@ -55,10 +38,13 @@ void TransportLayer::close() {
 }
 
 awaitable<error_code> PlaintextTransportLayer::read(asio::mutable_buffer buffer) {
-  return read_exactly(socket_, buffer);
+  auto [ec, n] = co_await asio::async_read(socket_, buffer, as_tuple_awaitable);
+  co_return ec;
 }
 
-awaitable<void> PlaintextTransportLayer::write(asio::const_buffer buffer) { return write_all(socket_, buffer); }
+awaitable<void> PlaintextTransportLayer::write(asio::const_buffer buffer) {
+  co_await asio::async_write(socket_, buffer, asio::use_awaitable);
+}
 
 awaitable<void> PlaintextTransportLayer::write_file(int fd, off_t offset, size_t length) {
   // sendfile(2) from the segment straight to the socket: no copy in user space.
@@ -76,13 +62,16 @@ awaitable<void> PlaintextTransportLayer::write_file(int fd, off_t offset, size_t
   }
 }
 
+SslTransportLayer::SslTransportLayer(tcp::socket socket, std::shared_ptr<asio::ssl::context> context,
+                                     TlsStream::Side side)
+    : TransportLayer(std::move(socket)), context_(std::move(context)), stream_(socket_, context_->native_handle(), side) {}
+
 SslTransportLayer::SslTransportLayer(tcp::socket socket, std::shared_ptr<asio::ssl::context> context)
-    : TransportLayer(std::move(socket)), context_(std::move(context)), stream_(socket_, *context_) {}
+    : SslTransportLayer(std::move(socket), std::move(context), TlsStream::Side::server) {}
 
 SslTransportLayer::SslTransportLayer(tcp::socket socket, std::shared_ptr<asio::ssl::context> context,
                                      std::string verify_host)
-    : SslTransportLayer(std::move(socket), std::move(context)) {
-  side_ = asio::ssl::stream_base::client;
+    : SslTransportLayer(std::move(socket), std::move(context), TlsStream::Side::client) {
   if (verify_host.empty()) return;
   SSL* ssl = stream_.native_handle();
   error_code ec;
@@ -97,7 +86,7 @@ SslTransportLayer::SslTransportLayer(tcp::socket socket, std::shared_ptr<asio::s
 }
 
 awaitable<std::string> SslTransportLayer::handshake() {
-  auto [ec] = co_await stream_.async_handshake(side_, as_tuple_awaitable);
+  const error_code ec = co_await stream_.handshake();
   if (!ec) co_return std::string();
   std::string why = ec.message();
   // OpenSSL's error says only "certificate verify failed"; the verify
@@ -107,25 +96,29 @@ awaitable<std::string> SslTransportLayer::handshake() {
   co_return why;
 }
 
-awaitable<error_code> SslTransportLayer::read(asio::mutable_buffer buffer) { return read_exactly(stream_, buffer); }
+awaitable<error_code> SslTransportLayer::read(asio::mutable_buffer buffer) { return stream_.read(buffer); }
 
-awaitable<void> SslTransportLayer::write(asio::const_buffer buffer) { return write_all(stream_, buffer); }
+awaitable<void> SslTransportLayer::write(asio::const_buffer buffer) { return stream_.write(buffer); }
 
 awaitable<void> SslTransportLayer::write_file(int fd, off_t offset, size_t length) {
-  file_buffer_.resize(std::min(length, kFileChunk));
+  // A chunk is what one SSL_write takes: its records go out in one write.
+  file_buffer_.resize(std::min(length, TlsStream::kMaxWrite));
   while (length > 0) {
     const size_t want = std::min(length, file_buffer_.size());
     ssize_t got = ::pread(fd, file_buffer_.data(), want, offset);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) throw_errno(got < 0 ? errno : EIO);  // the file shrank under us, as for sendfile
-    co_await write_all(stream_, asio::buffer(file_buffer_.data(), static_cast<size_t>(got)));
+    co_await stream_.write(asio::buffer(file_buffer_.data(), static_cast<size_t>(got)));
     offset += got;
     length -= static_cast<size_t>(got);
   }
 }
 
-bool SslTransportLayer::bytes_waiting() {
-  return SSL_pending(stream_.native_handle()) > 0 || TransportLayer::bytes_waiting();
+bool SslTransportLayer::bytes_waiting() { return stream_.bytes_held() || TransportLayer::bytes_waiting(); }
+
+void SslTransportLayer::close() {
+  stream_.send_close_notify();
+  TransportLayer::close();
 }
 
 std::optional<std::string> SslTransportLayer::peer_subject() {
@@ -144,7 +137,7 @@ std::string SslTransportLayer::fetch_path() {
   while (ulps >> ulp) kernel_tls = kernel_tls || ulp == "tls";
   available = kernel_tls ? "the kernel offers kTLS" : "the kernel offers no kTLS (no \"tls\" TCP ULP loaded)";
   return "Fetch records are read into memory and encrypted by OpenSSL (copy path, not kTLS sendfile: " + available +
-         ", and Asio's ssl::stream gives OpenSSL a memory BIO, which it cannot offload to the kernel)";
+         ", and Runnel's TLS stream gives OpenSSL memory BIOs, which it cannot offload to the kernel)";
 }
 
 std::string rfc2253_subject(X509* cert) {

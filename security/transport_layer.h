@@ -5,9 +5,9 @@
 // Plain keeps the zero-copy path: memory goes out with write(2), file
 // regions (Fetch records) with sendfile(2) from the segment to the socket.
 // TLS must encrypt in user space, so a file region is read into memory
-// (pread, in chunks) and written through OpenSSL (Boost.Asio's ssl::stream).
-// One read and one write may be pending at the same time, as the
-// connection's two loops need (Asio's ssl::stream allows exactly that).
+// (pread, in chunks) and written through OpenSSL on memory BIOs
+// (security/tls_stream.h). One read and one write may be pending at the
+// same time, as the connection's two loops need.
 #pragma once
 
 #include <openssl/x509.h>
@@ -20,14 +20,10 @@
 
 #include <boost/asio/ssl.hpp>
 
-#include "broker/asio.h"
+// Also the names asio, awaitable, error_code and tcp in this namespace.
+#include "security/tls_stream.h"
 
 namespace runnel::security {
-
-namespace asio = broker::asio;
-using broker::awaitable;
-using broker::error_code;
-using broker::tcp;
 
 class TransportLayer {
  public:
@@ -59,7 +55,8 @@ class TransportLayer {
 
   // A pending read ends now (a graceful stop); writes still go out.
   void shutdown_receive();
-  void close();
+  // Never blocks or throws.
+  virtual void close();
 
  protected:
   tcp::socket socket_;
@@ -80,8 +77,8 @@ class SslTransportLayer final : public TransportLayer {
   // Which path Fetch records take through TLS, and why, for the log:
   // always the copy (pread, then OpenSSL encrypts). Kernel TLS with
   // SSL_sendfile needs OpenSSL to own the socket (a socket BIO), but
-  // Asio's ssl::stream feeds OpenSSL through a memory BIO pair; and the
-  // kernel must offer the "tls" TCP ULP, which this reports too.
+  // TlsStream feeds OpenSSL through memory BIOs; and the kernel must offer
+  // the "tls" TCP ULP, which this reports too.
   static std::string fetch_path();
 
   SslTransportLayer(tcp::socket socket, std::shared_ptr<asio::ssl::context> context);
@@ -95,11 +92,14 @@ class SslTransportLayer final : public TransportLayer {
   awaitable<void> write_file(int fd, off_t offset, size_t length) override;
   bool bytes_waiting() override;
   std::optional<std::string> peer_subject() override;
+  // A close_notify (best effort, without waiting), then the socket closes.
+  void close() override;
 
  private:
+  SslTransportLayer(tcp::socket socket, std::shared_ptr<asio::ssl::context> context, TlsStream::Side side);
+
   std::shared_ptr<asio::ssl::context> context_;  // outlives the stream
-  asio::ssl::stream<tcp::socket&> stream_;
-  asio::ssl::stream_base::handshake_type side_ = asio::ssl::stream_base::server;
+  TlsStream stream_;
   std::vector<uint8_t> file_buffer_;  // a file region's bytes on their way to TLS
 };
 

@@ -1,0 +1,154 @@
+// TlsStream through SslTransportLayer: a server and a client over a real
+// loopback socket pair, on one io_context as in the broker.
+#include <catch2/catch.hpp>
+#include <openssl/ssl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/ssl/error.hpp>
+
+#include "security/ssl_test_support.h"
+#include "security/transport_layer.h"
+
+using namespace runnel::security;
+using namespace runnel::security::testing;
+using runnel::broker::as_tuple_awaitable;
+
+namespace {
+
+std::shared_ptr<asio::ssl::context> server_context(const TestIdentity& id) {
+  auto context = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
+  REQUIRE(SSL_CTX_use_certificate(context->native_handle(), id.cert) == 1);
+  REQUIRE(SSL_CTX_use_PrivateKey(context->native_handle(), id.key) == 1);
+  return context;
+}
+
+std::shared_ptr<asio::ssl::context> client_context(const TestIdentity& trusted) {
+  auto context = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
+  REQUIRE(X509_STORE_add_cert(SSL_CTX_get_cert_store(context->native_handle()), trusted.cert) == 1);
+  SSL_CTX_set_verify(context->native_handle(), SSL_VERIFY_PEER, nullptr);
+  return context;
+}
+
+// A connected server and client, the client checking the address 127.0.0.1.
+struct Pair {
+  asio::io_context io;
+  std::unique_ptr<SslTransportLayer> server, client;
+  Pair(const TestIdentity& id, const TestIdentity& trusted) {
+    tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    tcp::socket c(io);
+    c.connect(acceptor.local_endpoint());
+    tcp::socket s = acceptor.accept();
+    server = std::make_unique<SslTransportLayer>(std::move(s), server_context(id));
+    client = std::make_unique<SslTransportLayer>(std::move(c), client_context(trusted), "127.0.0.1");
+  }
+  // Runs `task` to its end, within a bound.
+  template <typename T>
+  T run(asio::awaitable<T> task) {
+    auto done = asio::co_spawn(io, std::move(task), asio::use_future);
+    io.restart();
+    io.run_for(std::chrono::seconds(30));
+    REQUIRE(done.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
+    return done.get();
+  }
+  // Both handshakes, the server's and the client's answers.
+  std::pair<std::string, std::string> handshake() {
+    auto both = [this]() -> asio::awaitable<std::pair<std::string, std::string>> {
+      using namespace asio::experimental::awaitable_operators;
+      auto [s, c] = co_await (server->handshake() && client->handshake());
+      co_return std::make_pair(s, c);
+    };
+    return run(both());
+  }
+};
+
+std::vector<uint8_t> pattern(size_t size, uint8_t seed) {
+  std::vector<uint8_t> bytes(size);
+  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(i * 31 + seed + (i >> 12));
+  return bytes;
+}
+
+const TestIdentity& broker_identity() {
+  static TestIdentity id("localhost", "IP:127.0.0.1");
+  return id;
+}
+
+}  // namespace
+
+TEST_CASE("TLS stream: a handshake then a large write read back intact", "[security][tls_stream]") {
+  Pair p(broker_identity(), broker_identity());
+  REQUIRE(p.handshake() == std::make_pair(std::string(), std::string()));
+  const auto sent = pattern(6 * 1024 * 1024 + 123, 7);
+  std::vector<uint8_t> got(sent.size());
+  auto transfer = [&]() -> asio::awaitable<runnel::broker::error_code> {
+    using namespace asio::experimental::awaitable_operators;
+    co_return co_await (p.server->write(asio::buffer(sent)) && p.client->read(asio::buffer(got)));
+  };
+  REQUIRE(!p.run(transfer()));
+  REQUIRE(got == sent);
+  REQUIRE(!p.client->bytes_waiting());
+  REQUIRE(p.client->peer_subject() == "CN=localhost,O=Runnel,C=US");
+}
+
+TEST_CASE("TLS stream: one read and one write pending at once on each side", "[security][tls_stream]") {
+  Pair p(broker_identity(), broker_identity());
+  REQUIRE(p.handshake() == std::make_pair(std::string(), std::string()));
+  // Each side writes 4 MiB while it reads the other's 4 MiB: neither could
+  // finish if a write had to end before the read could run.
+  const auto to_client = pattern(4 * 1024 * 1024, 1), to_server = pattern(4 * 1024 * 1024 + 5, 2);
+  std::vector<uint8_t> at_client(to_client.size()), at_server(to_server.size());
+  auto both = [&]() -> asio::awaitable<bool> {
+    using namespace asio::experimental::awaitable_operators;
+    auto [e1, e2] =
+        co_await (p.server->write(asio::buffer(to_client)) && p.client->write(asio::buffer(to_server)) &&
+                  p.client->read(asio::buffer(at_client)) && p.server->read(asio::buffer(at_server)));
+    co_return !e1 && !e2;
+  };
+  REQUIRE(p.run(both()));
+  REQUIRE(at_client == to_client);
+  REQUIRE(at_server == to_server);
+}
+
+TEST_CASE("TLS stream: the peer sees the close_notify of close", "[security][tls_stream]") {
+  Pair p(broker_identity(), broker_identity());
+  REQUIRE(p.handshake() == std::make_pair(std::string(), std::string()));
+  uint8_t byte = 0;
+  auto closed = [&]() -> asio::awaitable<runnel::broker::error_code> {
+    p.server->close();
+    co_return co_await p.client->read(asio::buffer(&byte, 1));
+  };
+  // eof is the close_notify; a bare TCP close reads as stream_truncated.
+  REQUIRE(p.run(closed()) == asio::error::eof);
+}
+
+TEST_CASE("TLS stream: a socket closed without close_notify reads as truncated", "[security][tls_stream]") {
+  Pair p(broker_identity(), broker_identity());
+  REQUIRE(p.handshake() == std::make_pair(std::string(), std::string()));
+  uint8_t byte = 0;
+  auto truncated = [&]() -> asio::awaitable<runnel::broker::error_code> {
+    p.server->socket().close();
+    co_return co_await p.client->read(asio::buffer(&byte, 1));
+  };
+  REQUIRE(p.run(truncated()) == asio::ssl::error::stream_truncated);
+}
+
+TEST_CASE("TLS stream: a handshake with a certificate from an unknown CA is refused", "[security][tls_stream]") {
+  TestIdentity stranger("stranger", "IP:127.0.0.1");
+  Pair p(stranger, broker_identity());
+  auto [server_why, client_why] = p.handshake();
+  INFO(client_why);
+  REQUIRE(client_why.find("certificate verify failed (SSL routines): ") != std::string::npos);
+  // The client's alert reached the server and ended its handshake too.
+  INFO(server_why);
+  REQUIRE(server_why.find("alert") != std::string::npos);
+}
+
+TEST_CASE("TLS stream: the client checks the server's address", "[security][tls_stream]") {
+  TestIdentity elsewhere("elsewhere", "IP:10.1.2.3");
+  Pair p(elsewhere, elsewhere);
+  auto [server_why, client_why] = p.handshake();
+  INFO(client_why);
+  REQUIRE(client_why.find(": IP address mismatch") != std::string::npos);
+}
