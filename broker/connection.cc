@@ -4,6 +4,7 @@
 
 #include "broker/api_registry.h"
 #include "broker/broker.h"
+#include "broker/client_address.h"
 #include "broker/logging.h"
 #include "broker/sasl_server_authenticator.h"
 #include "protocol/error_codes.h"
@@ -81,6 +82,7 @@ Connection::Connection(tcp::socket socket, Broker& broker, std::string listener_
   error_code ec;
   auto ep = transport_->socket().remote_endpoint(ec);
   peer_ = ec ? "unknown" : ep.address().to_string() + ":" + std::to_string(ep.port());
+  client_host_ = ec ? "unknown" : java_host_address(ep.address());
   transport_->socket().set_option(tcp::no_delay(true), ec);
 }
 
@@ -266,7 +268,7 @@ awaitable<bool> Connection::serve_api(std::shared_ptr<uint8_t[]> frame, size_t s
   }
 
   served->route = route;
-  served->ctx.emplace(RequestContext{broker_, header, peer_.substr(0, peer_.rfind(':')), listener_name_});
+  served->ctx.emplace(RequestContext{broker_, header, client_host_, listener_name_});
   served->ctx->principal = principal_;
   served->ctx->release_order = [weak = std::weak_ptr<ServedRequest>(served)] {
     if (auto s = weak.lock(); s && !s->released) {

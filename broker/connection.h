@@ -96,7 +96,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Broker& broker_;
   std::string listener_name_;
   security::KafkaPrincipal principal_;
-  std::string peer_;
+  std::string peer_;         // address:port, for the log
+  std::string client_host_;  // the address as Kafka writes it (ACL hosts, client.host)
   using Channel = asio::experimental::channel<void(error_code, OutboundResponse)>;
   Channel responses_;
   std::chrono::steady_clock::time_point last_activity_;

@@ -16,7 +16,7 @@ class Broker;
 struct RequestContext {
   Broker& broker;
   const protocol::RequestHeader& header;
-  std::string client_host;    // the peer's address, for group members' client.host
+  std::string client_host;    // the peer's address as Kafka writes it (client_address.h): ACL hosts, client.host
   std::string listener_name;  // the listener the request arrived on
   security::KafkaPrincipal principal;  // who sent it: what the authorizer checks
 

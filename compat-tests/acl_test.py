@@ -17,7 +17,10 @@ StandardAuthorizer with allow.everyone.if.no.acl.found=false (Kafka's default).
     admin, configs, ACL admin, cluster APIs): without an ACL Kafka's code,
     with one success, a DENY over an ALLOW, a PREFIXED ACL covering exactly
     its prefix; confluent-kafka consumes in a group once READ is granted;
-    kafka-topics --list and --describe show exactly the describable topics.
+    kafka-topics --list and --describe show exactly the describable topics;
+  - an IPv6 client (a second listener on ::1) is the host 0:0:0:0:0:0:0:1,
+    as Kafka writes it: a DENY for that host refuses it and not the IPv4
+    client.
 
 confluent-kafka 1.7.0 (Debian's) has no ACL admin calls, so kafka-python's
 and Kafka's CLI drive the ACL APIs; the other APIs are sent hand-built
@@ -28,6 +31,8 @@ and Kafka's CLI drive the ACL APIs; the other APIs are sent hand-built
 
 import contextlib
 import re
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -728,6 +733,42 @@ def test_api_families():
         print("  steps: " + ", ".join("%s %.1f s" % kv for kv in step_times.items()), flush=True)
 
 
+def test_ipv6_host():
+    """An ACL's host is the client address as Kafka's Java code writes it:
+    a client on ::1 is host 0:0:0:0:0:0:0:1 (kafka-acls --deny-host takes
+    that form), not Boost's "::1"."""
+    v6 = {"listeners": "PLAINTEXT://127.0.0.1:0,V6://[::1]:0",
+          "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,V6:PLAINTEXT"}
+    # No ACL at first, and allow.everyone.if.no.acl.found: the setup needs no super user (whom no DENY binds).
+    open_until_acls = dict(AUTHORIZER, **{"allow.everyone.if.no.acl.found": "true"})
+    with Runnel(overrides=dict(open_until_acls, **v6)) as b:
+        port = int(re.search(r"listening on V6://\S+:(\d+)", b.log_text()).group(1))
+        create_topic(b, "acl-v6")
+        eq(produce(b, "acl-v6"), NONE, "Produce to acl-v6 with no ACLs")
+
+        def fetch_v6():
+            with socket.create_connection(("::1", port), timeout=BOUND) as s:
+                s.sendall(w.fetch_v4(7, "acl-v6", 0, 0, max_wait_ms=100))
+                (size,) = struct.unpack(">i", recv_exact(s, 4))
+                return w.parse_fetch_v4(recv_exact(s, size)[4:])[("acl-v6", 0)][0]
+
+        T, D = ResourceType.TOPIC, ACLPermissionType.DENY
+        grant(b, binding(ACLOperation.READ, T, "acl-v6"))
+        eq(fetch_v6(), NONE, "Fetch over ::1 with READ allowed from any host")
+        grant(b, binding(ACLOperation.READ, T, "acl-v6", permission=D, host="0:0:0:0:0:0:0:1"))
+        eq(fetch_v6(), TOPIC_AUTH, "Fetch over ::1 with a DENY READ from 0:0:0:0:0:0:0:1")
+        eq(fetch(b, "acl-v6")[0], NONE, "Fetch over 127.0.0.1 beside it")
+
+
+def recv_exact(s, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        assert chunk, "connection closed after %d of %d bytes" % (len(buf), n)
+        buf += chunk
+    return buf
+
+
 if __name__ == "__main__":
     runnel_binary()  # argv[1], checked before anything starts
     if len(sys.argv) > 2:
@@ -737,4 +778,5 @@ if __name__ == "__main__":
         ("kafka-acls --add/--list/--remove across restarts", test_cli_round_trip),
         ("admin client ACL filters and validation", test_admin_client_filters),
         ("a deny test per API family", test_api_families),
+        ("an IPv6 client's host as Kafka writes it", test_ipv6_host),
     ]))
