@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "broker/authorization.h"
 #include "broker/broker.h"
+#include "broker/group/completion.h"
 #include "broker/leader_hint.h"
 #include "broker/handlers/handlers.h"
 #include "broker/logging.h"
@@ -91,21 +92,14 @@ std::function<std::error_code()> sync_all(const std::vector<std::shared_ptr<stor
 // The fsync of an acks=all request's appends, started as soon as they are
 // in the logs, so that it runs while the followers fetch them rather than
 // after (the leader's fsync and the ISR's, not one then the other); the
-// response waits for it before it leaves.
-struct StartedSync {
-  explicit StartedSync(asio::any_io_executor ex) : done(std::move(ex)) {
-    done.expires_at(asio::steady_timer::time_point::max());
-  }
-  std::optional<bool> ok;
-  asio::steady_timer done;  // cancelled once ok is set
-};
+// response waits for its outcome (group::wait_for) before it leaves.
+using StartedSync = group::Completion<bool>;
 
 awaitable<void> run_sync(Broker& broker, std::vector<std::shared_ptr<storage::Log>> logs,
-                         std::shared_ptr<StartedSync> sync) {
+                         std::function<void(bool)> done) {
   std::error_code ec = co_await broker.run_blocking(sync_all(logs));
   if (ec) RLOG_ERROR("fsync for acks=all failed: %s; closing the connection unacknowledged", ec.message().c_str());
-  sync->ok = !ec;
-  sync->done.cancel();
+  done(!ec);
 }
 
 std::shared_ptr<StartedSync> start_sync(Broker& broker, std::span<const replication::AppendEntry> entries) {
@@ -114,13 +108,8 @@ std::shared_ptr<StartedSync> start_sync(Broker& broker, std::span<const replicat
     if (e.partition && e.result.ok()) logs.push_back(e.partition->log_ptr());
   if (logs.empty()) return nullptr;
   auto sync = std::make_shared<StartedSync>(broker.io().get_executor());
-  asio::co_spawn(broker.io(), run_sync(broker, std::move(logs), sync), asio::detached);
+  asio::co_spawn(broker.io(), run_sync(broker, std::move(logs), group::completer(sync)), asio::detached);
   return sync;
-}
-
-awaitable<bool> synced(std::shared_ptr<StartedSync> sync) {
-  while (!sync->ok) co_await sync->done.async_wait(as_tuple_awaitable);
-  co_return *sync->ok;
 }
 
 // Whether any partition is one this broker leads but has not opened yet
@@ -133,8 +122,6 @@ bool leads_unopened(Broker& b, const p::ProduceRequest& req) {
       if (b.hosted_partitions()->leads_unopened(topic.name, PartitionId(pd.index))) return true;
   return false;
 }
-
-constexpr std::chrono::milliseconds kOpeningWaitBound{5000};
 
 }  // namespace
 
@@ -152,7 +139,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
 
   if (request_error == ErrorCode::none && leads_unopened(b, req))
     co_await b.hosted_partitions()->wait_caught_up(
-        std::min(kOpeningWaitBound, std::chrono::milliseconds(std::max(0, req.timeout_ms))));
+        std::min(HostedPartitions::kOpeningWaitBound, std::chrono::milliseconds(std::max(0, req.timeout_ms))));
 
   const int64_t now_ms = runnel::Clock::system().wall_ms();
   // One entry per partition, in request order; the records stay in the
@@ -222,7 +209,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
     // is closed instead of sending it, so nothing unsynced is ever
     // acknowledged (the log is failed from then on: every later append
     // answers KAFKA_STORAGE_ERROR).
-    ctx.before_send = [sync = std::move(sync)] { return synced(sync); };
+    ctx.before_send = [sync = std::move(sync)] { return group::wait_for(sync); };
   }
   co_return resp;
 }
