@@ -87,7 +87,7 @@ awaitable<void> HostedPartitions::wait_caught_up(std::chrono::milliseconds bound
 
 bool HostedPartitions::leads_unopened(const std::string& topic, PartitionId partition) const {
   if (caught_up()) return false;
-  const auto image = broker_.metadata_cache().image();
+  const auto& image = broker_.metadata_cache().image();
   const cluster::PartitionRegistration* reg = image ? image->partition(topic, partition) : nullptr;
   return reg && reg->leader == broker_.replica_manager().local_node() &&
          !broker_.replica_manager().get_partition(topic, partition);

@@ -66,6 +66,8 @@ class HostedPartitions {
   // producer never sees that answer (its records would be lost) and some
   // clients (sarama's GetOffset) retry only once. False whenever caught up.
   bool leads_unopened(const std::string& topic, PartitionId partition) const;
+  // How long such a request waits at most (a Produce: no longer than its timeout).
+  static constexpr std::chrono::milliseconds kOpeningWaitBound{5000};
 
  private:
   awaitable<void> run(std::shared_ptr<bool> alive);

@@ -29,8 +29,6 @@ replication::FetchIsolation isolation(const p::ListOffsetsRequest& req) {
 
 // A partition this broker leads but has not opened yet is waited for, as
 // Produce does (HostedPartitions::leads_unopened), within the bound.
-constexpr std::chrono::milliseconds kOpeningWaitBound{5000};
-
 bool leads_unopened(Broker& b, const p::ListOffsetsRequest& req) {
   if (!b.hosted_partitions()) return false;
   for (const auto& topic : req.topics)
@@ -44,7 +42,7 @@ bool leads_unopened(Broker& b, const p::ListOffsetsRequest& req) {
 template <>
 awaitable<p::ListOffsetsResponse> handle<p::ListOffsetsApi>(RequestContext& ctx, p::ListOffsetsRequest& req) {
   Broker& b = ctx.broker;
-  if (leads_unopened(b, req)) co_await b.hosted_partitions()->wait_caught_up(kOpeningWaitBound);
+  if (leads_unopened(b, req)) co_await b.hosted_partitions()->wait_caught_up(HostedPartitions::kOpeningWaitBound);
   p::ListOffsetsResponse resp;
   for (auto& rt : req.topics) {
     auto& tr = resp.topics.emplace_back();
