@@ -31,8 +31,6 @@ and Kafka's CLI drive the ACL APIs; the other APIs are sent hand-built
 
 import contextlib
 import re
-import socket
-import struct
 import subprocess
 import sys
 import time
@@ -747,10 +745,8 @@ def test_ipv6_host():
         eq(produce(b, "acl-v6"), NONE, "Produce to acl-v6 with no ACLs")
 
         def fetch_v6():
-            with socket.create_connection(("::1", port), timeout=BOUND) as s:
-                s.sendall(w.fetch_v4(7, "acl-v6", 0, 0, max_wait_ms=100))
-                (size,) = struct.unpack(">i", recv_exact(s, 4))
-                return w.parse_fetch_v4(recv_exact(s, size)[4:])[("acl-v6", 0)][0]
+            with w.Connection(port, timeout=BOUND, host="::1") as c:
+                return w.parse_fetch_v4(c.call(w.fetch_v4(7, "acl-v6", 0, 0, max_wait_ms=100), 7))[("acl-v6", 0)][0]
 
         T, D = ResourceType.TOPIC, ACLPermissionType.DENY
         grant(b, binding(ACLOperation.READ, T, "acl-v6"))
@@ -758,15 +754,6 @@ def test_ipv6_host():
         grant(b, binding(ACLOperation.READ, T, "acl-v6", permission=D, host="0:0:0:0:0:0:0:1"))
         eq(fetch_v6(), TOPIC_AUTH, "Fetch over ::1 with a DENY READ from 0:0:0:0:0:0:0:1")
         eq(fetch(b, "acl-v6")[0], NONE, "Fetch over 127.0.0.1 beside it")
-
-
-def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        assert chunk, "connection closed after %d of %d bytes" % (len(buf), n)
-        buf += chunk
-    return buf
 
 
 if __name__ == "__main__":

@@ -576,8 +576,8 @@ def parse_delete_records_v1(body):
 # -- a connection ---------------------------------------------------------------
 
 class Connection:
-    def __init__(self, port, timeout=15.0):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    def __init__(self, port, timeout=15.0, host="127.0.0.1"):
+        self.sock = socket.create_connection((host, port), timeout=timeout)
 
     def send(self, data):
         self.sock.sendall(data)
