@@ -23,6 +23,7 @@ class StorageCategory : public std::error_category {
       case StorageErrc::inconsistent_cluster_id: return "meta.properties does not match this broker";
       case StorageErrc::corrupt_checkpoint: return "malformed checkpoint file";
       case StorageErrc::closed: return "log closed";
+      case StorageErrc::invalid_argument: return "invalid argument";
     }
     return "unknown storage error";
   }

@@ -26,6 +26,7 @@ enum class StorageErrc : int {
   inconsistent_cluster_id = 9,  // meta.properties belongs to another cluster or node
   corrupt_checkpoint = 10,      // a checkpoint file that does not parse
   closed = 11,                  // the log was closed
+  invalid_argument = 12,        // a call that breaks its contract (an aborted txn out of order)
 };
 
 const std::error_category& storage_category();
