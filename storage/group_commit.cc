@@ -21,7 +21,9 @@ void GroupCommit::rolled(std::vector<std::shared_ptr<FileHandle>> old_files, std
 
 void GroupCommit::add_dirty(std::vector<std::shared_ptr<FileHandle>> files, bool dir_changed) {
   std::lock_guard lock(mu_);
-  for (auto& f : files) dirty_.push_back(std::move(f));
+  // A .txnindex is added on each aborted transaction: once per sync is enough.
+  for (auto& f : files)
+    if (std::find(dirty_.begin(), dirty_.end(), f) == dirty_.end()) dirty_.push_back(std::move(f));
   dir_dirty_ = dir_dirty_ || dir_changed;
 }
 

@@ -3,6 +3,7 @@
 // recovery point) and its leader epoch cache. Kafka's UnifiedLog/LocalLog.
 //
 //   <partition dir>/<base offset>.log/.index/.timeindex   segments (segment.h)
+//                   <base offset>.txnindex               aborted transactions (transaction_index.h)
 //                   leader-epoch-checkpoint              epoch -> first offset (checkpoint.h)
 //                   partition.metadata                   topic id (partition_metadata.h)
 //                   <offset>.snapshot                    producer state (producer_snapshot.h)
@@ -202,6 +203,41 @@ class Log {
   // ones (Kafka's deleteSnapshotsAfterRecoveryPointCheckpoint).
   std::error_code delete_snapshots_after_recovery_point_checkpoint();
 
+  // Aborted transactions (.txnindex, one per segment; Kafka's
+  // updateTxnIndex and collectAbortedTransactions). The partition, which
+  // owns the producer state and so knows each transaction's first offset,
+  // appends an entry right after appending the ABORT marker; the log keeps
+  // the files in step with their segments (retention, DeleteRecords,
+  // truncation, compaction) and syncs them with the segments.
+  //
+  // Appends `txn` to the index of the segment holding its marker
+  // (txn.last_offset): the active segment, except after a follower append
+  // that rolled past the marker. offset_out_of_range if the log does not
+  // hold that offset; invalid_argument if txn.last_offset is not above the
+  // segment's last entry's (Kafka's check); an I/O error fails the log.
+  std::error_code append_aborted_txn(const AbortedTxn& txn);
+  // For a read_committed fetch (Kafka's LocalLog.collectAbortedTransactions):
+  // from the segment holding start_offset (the first one if it is below
+  // the log start) on, each segment's entries with last offset >=
+  // start_offset and first offset < upper_bound_offset, stopping after a
+  // segment whose search is complete (TxnIndexSearchResult).
+  Result<std::vector<AbortedTxn>> collect_aborted_txns(int64_t start_offset, int64_t upper_bound_offset) const;
+  // The base offset of the first segment whose .txnindex this open did not
+  // trust, -1 if it trusted every one: segments that an unclean-shutdown
+  // recovery re-validated (Kafka's LogSegment.recover resets their index)
+  // and a segment whose .txnindex failed its sanity check. That segment's
+  // index and every later one's are empty after open; the partition
+  // rebuilds them, before any append, by replaying the log from there (or
+  // from a producer snapshot before it) and calling
+  // append_aborted_txn_during_rebuild for every ABORT marker it meets.
+  // Set by open only.
+  int64_t txn_index_rebuild_from() const;
+  // The replay's append: like append_aborted_txn (the segment is the one
+  // holding txn.last_offset), but a marker below txn_index_rebuild_from()
+  // is skipped (its segment's index is trusted and has the entry already),
+  // so the replay may start at any snapshot before that offset.
+  std::error_code append_aborted_txn_during_rebuild(const AbortedTxn& txn);
+
   // Syncs and closes every segment, trimming the active one's files.
   std::error_code close();
   void set_config(const LogConfig& config);
@@ -236,6 +272,13 @@ class Log {
   std::error_code open_files(const LogOptions& options);  // the directory, partition.metadata, load()
   std::error_code load(const LogOptions& options);
   std::error_code recover_from(size_t first, int64_t now);
+  // Load: txn_index_rebuild_from_ becomes at most `base_offset`.
+  void distrust_txn_indexes_from(int64_t base_offset);
+  // Load: distrusts the first segment whose .txnindex fails its sanity check.
+  void check_txn_indexes();
+  // Load: empties the .txnindex of every segment from txn_index_rebuild_from_ on.
+  std::error_code reset_untrusted_txn_indexes();
+  std::error_code append_aborted_txn_locked(const AbortedTxn& txn);
   // `rolled`, if given, is set when a new segment was made.
   std::error_code roll_locked(int64_t now, bool* rolled = nullptr);
   // What every append checks first, under the mutex: open, healthy, not empty.
@@ -286,6 +329,7 @@ class Log {
   };
   std::vector<PendingDelete> pending_deletes_;
   int64_t first_dirty_offset_ = 0;  // the cleaner checkpoint
+  int64_t txn_index_rebuild_from_ = -1;
   bool cleaning_ = false;           // a pass is in progress (it holds the mutex only to swap)
 };
 

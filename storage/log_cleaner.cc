@@ -26,13 +26,17 @@
 // losing every record goes, except the group's last batch, which stays as an
 // empty batch so that the output covers the group's whole offset range (the
 // loader relies on that to finish a swap).
+// Aborted transactions: the output's .txnindex holds every entry of the
+// segments it replaces (no aborted data is dropped yet, so all stay valid).
 // 3) The swap, crash-safe like Kafka's replaceSegments: write
-// <base>.log.cleaned and fsync it; rename it <base>.log.swap and fsync the
-// dir; rename the replaced segments to *.deleted; rename the .swap to
-// <base>.log. The new segment's indexes are rebuilt from it on open. After a
-// crash the loader (recover_swap_files) finishes a swap whose .swap exists
-// (deleting the segments it covers) and drops a .cleaned, which leaves the
-// old segments untouched.
+// <base>.log.cleaned (and <base>.txnindex.cleaned if there are entries) and
+// fsync them; rename the .txnindex then the .log to .swap and fsync the dir
+// (the .log.swap is the commit point); rename the replaced segments to
+// *.deleted; rename the .txnindex.swap, then the .log.swap, to their final
+// names. The new segment's other indexes are rebuilt from it on open. After
+// a crash the loader (recover_swap_files) finishes a swap whose .log.swap
+// exists (deleting the segments it covers) and drops a .cleaned and a
+// .swap without a .log.swap, which leaves the old segments untouched.
 //
 // Locking, as Kafka's cleaner: the log's mutex is held only to take a
 // snapshot of the segments below the active one (their files stay open
@@ -96,6 +100,7 @@ struct SegmentSnapshot {
   int64_t size = 0;
   int64_t limit = 0;  // the next segment's base: every offset here is below it
   std::shared_ptr<FileHandle> file;
+  std::vector<AbortedTxn> aborted_txns;  // its .txnindex
 };
 
 namespace {
@@ -238,6 +243,15 @@ Result<int64_t> build_offset_map(std::span<const SegmentSnapshot> segments, int6
   return end;
 }
 
+// The .txnindex of the group's output: every entry of the segments it
+// replaces, in order. No file when there are none, as for any segment.
+std::error_code write_cleaned_txn_index(std::span<const SegmentSnapshot> segments, const fs::path& path) {
+  std::vector<AbortedTxn> entries;
+  for (const SegmentSnapshot& s : segments) entries.insert(entries.end(), s.aborted_txns.begin(), s.aborted_txns.end());
+  if (entries.empty()) return remove_if_exists(path);
+  return TransactionIndex::write_file(path, entries);
+}
+
 }  // namespace
 
 int64_t Log::first_dirty_offset() const {
@@ -303,7 +317,7 @@ Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool fo
     first_dirty = info->first_dirty_offset, uncleanable = info->first_uncleanable_offset;
     for (size_t i = 0; i + 1 < segments_.size(); ++i)
       snapshot.push_back({segments_[i]->base_offset(), segments_[i]->size(), segments_[i + 1]->base_offset(),
-                          segments_[i]->log_file()});
+                          segments_[i]->log_file(), segments_[i]->txn_index().all()});
     config = config_;
     log_start = log_start_offset_;
     cleaning_ = true;
@@ -353,18 +367,23 @@ Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool fo
       continue;
     }
     fs::path cleaned = with_suffix(Segment::log_path(dir_, base), Segment::kCleanedSuffix);
+    fs::path txn_cleaned = with_suffix(Segment::txn_index_path(dir_, base), Segment::kCleanedSuffix);
     auto group = std::span<const SegmentSnapshot>(snapshot).subspan(first, count);
     auto out = rewrite_group(group, map, t, config, options, cleaned);
-    if (!out) {
+    std::error_code txn_ec = out ? write_cleaned_txn_index(group, txn_cleaned) : std::error_code();
+    if (!out || txn_ec) {
       (void)remove_if_exists(cleaned);
-      return failed(out.error(), first, n_clean);
+      (void)remove_if_exists(txn_cleaned);
+      return failed(out ? txn_ec : out.error(), first, n_clean);
     }
     if (options.stop_after == CleanerOptions::StopAfter::cleaned_written) return result;
     if (options.before_swap) options.before_swap();
     std::lock_guard lock(mu_);
     auto at = find_unchanged(snapshot, first, n_clean, log_start);
     if (closed_ || failure_ || !config_.cleanup_compact || !at) {
-      (void)remove_if_exists(cleaned);  // stale: the old segments stay, a later pass starts over
+      // Stale: the old segments stay, a later pass starts over.
+      (void)remove_if_exists(cleaned);
+      (void)remove_if_exists(txn_cleaned);
       return result;
     }
     result.bytes_in += out->bytes_in;
@@ -402,15 +421,25 @@ std::optional<size_t> Log::find_unchanged(const std::vector<SegmentSnapshot>& sn
 std::error_code Log::replace_with_cleaned(size_t first, size_t count, int64_t base, int64_t limit,
                                           const CleanerOptions& options, bool& stopped) {
   using Stop = CleanerOptions::StopAfter;
-  fs::path log = Segment::log_path(dir_, base);
+  fs::path log = Segment::log_path(dir_, base), txn = Segment::txn_index_path(dir_, base);
   fs::path cleaned = with_suffix(log, Segment::kCleanedSuffix), swap = with_suffix(log, Segment::kSwapSuffix);
+  fs::path txn_cleaned = with_suffix(txn, Segment::kCleanedSuffix), txn_swap = with_suffix(txn, Segment::kSwapSuffix);
   stopped = true;
+  std::error_code missing;
+  bool has_txn = fs::exists(txn_cleaned, missing);
+  // Before the commit point, so that a .log.swap always has its .txnindex.swap.
+  if (has_txn)
+    if (auto ec = rename_path(txn_cleaned, txn_swap)) return ec;
   if (auto ec = rename_path(cleaned, swap)) return ec;
   if (auto ec = fsync_dir(dir_)) return ec;
   if (options.stop_after == Stop::swap_renamed) return {};
   // The cleaned segment keeps the base offset, and with it its snapshot.
   if (auto ec = remove_segments(first, count, /*delay=*/true, base)) return ec;
   if (options.stop_after == Stop::old_deleted) return {};
+  // Before the .log: a .txnindex.swap left without its .log.swap would be
+  // taken for a swap that never committed.
+  if (has_txn)
+    if (auto ec = rename_path(txn_swap, txn)) return ec;
   if (auto ec = rename_path(swap, log)) return ec;
   if (auto ec = fsync_dir(dir_)) return ec;
   auto seg = Segment::open_existing(dir_, base, config_, now());
@@ -459,10 +488,12 @@ std::error_code Log::recover_swap_files() {
     }
     for (const auto& [b, path] : logs) {
       if (b < base || b >= next_offset) continue;
-      for (const auto& p : {path, Segment::index_path(dir_, b), Segment::time_index_path(dir_, b)})
+      for (const auto& p :
+           {path, Segment::index_path(dir_, b), Segment::time_index_path(dir_, b), Segment::txn_index_path(dir_, b)})
         if (auto rec = remove_if_exists(p)) return rec;
     }
-    for (const auto& p : {Segment::index_path(dir_, base), Segment::time_index_path(dir_, base)}) {
+    for (const auto& p :
+         {Segment::index_path(dir_, base), Segment::time_index_path(dir_, base), Segment::txn_index_path(dir_, base)}) {
       fs::path idx_swap = with_suffix(p, Segment::kSwapSuffix);
       if (fs::exists(idx_swap, ec)) {
         if (auto rec = rename_path(idx_swap, p)) return rec;

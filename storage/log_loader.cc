@@ -11,6 +11,9 @@
 //    after it (including later segments) is removed, and indexes rebuilt.
 //    Clean stop: only the active segment's tail after its last index entry
 //    is re-validated (cheap), and recovered the same way if it is bad.
+//    The .txnindex of a recovered segment, of one that fails its sanity
+//    check, and of every later segment is emptied, for the partition to
+//    rebuild (Log::txn_index_rebuild_from).
 // 4. Offsets follow: log end offset from the last segment, log start offset
 //    from its checkpoint (at least the first segment's base), the epoch
 //    cache trimmed to both.
@@ -94,15 +97,15 @@ std::error_code Log::load(const LogOptions& options) {
       if (auto rec = remove_if_exists(entry.path())) return rec;
     } else if (auto base = parse_base_offset(name, ".log")) {
       bases.push_back(*base);
-    } else if (parse_base_offset(name, ".index") || parse_base_offset(name, ".timeindex")) {
+    } else if (parse_base_offset(name, ".index") || parse_base_offset(name, ".timeindex") ||
+               parse_base_offset(name, ".txnindex")) {
       indexes.push_back(entry.path());
     }
   }
   if (ec) return ec;
   std::sort(bases.begin(), bases.end());
   for (const auto& idx : indexes) {
-    std::string name = idx.filename().string();
-    auto base = parse_base_offset(name, ends_with(name, ".index") ? ".index" : ".timeindex");
+    auto base = parse_base_offset(idx.filename().string(), idx.extension().string());
     if (!std::binary_search(bases.begin(), bases.end(), *base))
       if (auto rec = remove_if_exists(idx)) return rec;
   }
@@ -115,6 +118,7 @@ std::error_code Log::load(const LogOptions& options) {
     segments_.push_back(std::move(*seg));
   }
   for (size_t i = 0; i + 1 < segments_.size(); ++i) segments_[i]->set_offset_limit(segments_[i + 1]->base_offset());
+  check_txn_indexes();
 
   // 3. Recovery.
   bool recovered = false;
@@ -133,6 +137,7 @@ std::error_code Log::load(const LogOptions& options) {
       recovered = true;
     }
   }
+  if (auto rec = reset_untrusted_txn_indexes()) return rec;
 
   // 4. Offsets.
   auto leo = active().read_next_offset();
@@ -167,6 +172,8 @@ std::error_code Log::recover_from(size_t first, int64_t t) {
   // Re-validated batches re-teach the epoch cache, as Kafka does; entries
   // the recovered range might not back up are dropped first.
   if (auto ec = epochs_.truncate_from_end(segments_[first]->base_offset())) return ec;
+  // As Kafka's LogSegment.recover resets the txn index of what it recovers.
+  distrust_txn_indexes_from(segments_[first]->base_offset());
   auto on_batch = [this](const BatchHeader& h) {
     if (h.partition_leader_epoch >= 0 && h.partition_leader_epoch > epochs_.latest_epoch().value_or(-1))
       (void)epochs_.assign(h.partition_leader_epoch, h.base_offset);

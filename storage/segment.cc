@@ -28,6 +28,7 @@ std::string Segment::file_stem(int64_t base_offset) {
 fs::path Segment::log_path(const fs::path& dir, int64_t b) { return dir / (file_stem(b) + ".log"); }
 fs::path Segment::index_path(const fs::path& dir, int64_t b) { return dir / (file_stem(b) + ".index"); }
 fs::path Segment::time_index_path(const fs::path& dir, int64_t b) { return dir / (file_stem(b) + ".timeindex"); }
+fs::path Segment::txn_index_path(const fs::path& dir, int64_t b) { return dir / (file_stem(b) + ".txnindex"); }
 
 Result<std::unique_ptr<Segment>> Segment::create(const fs::path& dir, int64_t base_offset, const LogConfig& config,
                                                  int64_t now_ms) {
@@ -35,7 +36,8 @@ Result<std::unique_ptr<Segment>> Segment::create(const fs::path& dir, int64_t ba
   if (!s) {
     // A full disk must not leave an empty or half-allocated segment behind
     // to be loaded as the active one.
-    for (const auto& p : {log_path(dir, base_offset), index_path(dir, base_offset), time_index_path(dir, base_offset)})
+    for (const auto& p : {log_path(dir, base_offset), index_path(dir, base_offset), time_index_path(dir, base_offset),
+                          txn_index_path(dir, base_offset)})
       (void)remove_if_exists(p);
   }
   return s;
@@ -48,7 +50,7 @@ Result<std::unique_ptr<Segment>> Segment::create_files(const fs::path& dir, int6
   s->base_offset_ = base_offset;
   s->config_ = config;
   s->max_ts_ = {kNoTimestamp, base_offset};
-  for (const auto& p : {index_path(dir, base_offset), time_index_path(dir, base_offset)})
+  for (const auto& p : {index_path(dir, base_offset), time_index_path(dir, base_offset), txn_index_path(dir, base_offset)})
     if (auto ec = remove_if_exists(p)) return ec;
   auto f = FileHandle::open(log_path(dir, base_offset), O_RDWR | O_CREAT | O_TRUNC);
   if (!f) return f.error();
@@ -63,6 +65,9 @@ Result<std::unique_ptr<Segment>> Segment::create_files(const fs::path& dir, int6
   auto ti = TimeIndex::open(time_index_path(dir, base_offset), base_offset, config.segment_index_bytes);
   if (!ti) return ti.error();
   s->time_index_ = std::move(*ti);
+  auto txn = TransactionIndex::open(txn_index_path(dir, base_offset), base_offset);
+  if (!txn) return txn.error();
+  s->txn_index_ = std::move(*txn);
   s->indexes_checked_ = true;
   s->created_ms_ = now_ms;
   s->roll_jitter_ms_ = roll_jitter(config);
@@ -90,6 +95,9 @@ Result<std::unique_ptr<Segment>> Segment::open_existing(const fs::path& dir, int
   auto ti = TimeIndex::open(time_index_path(dir, base_offset), base_offset, config.segment_index_bytes);
   if (!ti) return ti.error();
   s->time_index_ = std::move(*ti);
+  auto txn = TransactionIndex::open(txn_index_path(dir, base_offset), base_offset);
+  if (!txn) return txn.error();
+  s->txn_index_ = std::move(*txn);
   s->created_ms_ = now_ms;
   s->roll_jitter_ms_ = roll_jitter(config);
   if (missing) {
@@ -201,6 +209,7 @@ Result<int64_t> Segment::truncate_to(int64_t offset, int64_t now_ms) {
   if (!loc) return loc.error();
   offset_index_.truncate_to(offset);
   time_index_.truncate_to(offset);
+  if (auto ec = txn_index_.truncate_to(offset)) return ec;
   if (auto ec = make_active()) return ec;
   int64_t removed = 0;
   if (*loc) {
@@ -251,7 +260,8 @@ std::error_code Segment::make_active() {
 std::error_code Segment::flush() {
   if (auto ec = datasync_fd(log_->fd())) return ec;
   if (auto ec = offset_index_.file().flush()) return ec;
-  return time_index_.file().flush();
+  if (auto ec = time_index_.file().flush()) return ec;
+  return txn_index_.flush();
 }
 
 std::error_code Segment::close() {
@@ -262,6 +272,7 @@ std::error_code Segment::close() {
   if (indexes_checked_) keep(time_index_.maybe_append(max_ts_.timestamp, max_ts_.offset, true));
   keep(offset_index_.file().close());
   keep(time_index_.file().close());
+  txn_index_.close();
   keep(trim_log_file());
   return first;
 }
@@ -276,6 +287,9 @@ Result<std::vector<fs::path>> Segment::rename_to_deleted() {
     if (auto ec = rename_path(p, to); ec && ec != std::errc::no_such_file_or_directory) return ec;
     out.push_back(to);
   }
+  fs::path txn_to = txn_index_.path().string() + kDeletedSuffix;
+  if (auto ec = txn_index_.rename_to(txn_to); ec && ec != std::errc::no_such_file_or_directory) return ec;
+  out.push_back(txn_to);
   return out;
 }
 
@@ -285,6 +299,7 @@ std::vector<std::shared_ptr<FileHandle>> Segment::files_to_sync() {
     auto f = FileHandle::open(p, O_RDONLY);
     if (f) out.push_back(std::make_shared<FileHandle>(std::move(*f)));
   }
+  if (txn_index_.file()) out.push_back(txn_index_.file());
   return out;
 }
 

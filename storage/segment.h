@@ -1,10 +1,12 @@
-// One segment of a partition log: three files in the partition directory,
-// named by the segment's base offset (the smallest offset it may hold) as
-// 20 zero-padded decimal digits:
+// One segment of a partition log: three or four files in the partition
+// directory, named by the segment's base offset (the smallest offset it may
+// hold) as 20 zero-padded decimal digits:
 //
 //   00000000000000001000.log        record batches exactly as appended (batch_scan.h)
 //   00000000000000001000.index      sparse offset -> position (offset_index.h)
 //   00000000000000001000.timeindex  sparse timestamp -> offset (time_index.h)
+//   00000000000000001000.txnindex   aborted transactions, only once there is
+//                                   one (transaction_index.h)
 //
 // Files being deleted carry a ".deleted" suffix until file.delete.delay.ms
 // passes. While a segment is active its indexes are preallocated to
@@ -13,7 +15,10 @@
 //
 // Index files are not trusted: they are sanity-checked before first use and
 // every index-guided lookup re-checks the batch header it lands on. A bad
-// index is rebuilt from the .log; it never yields a wrong read.
+// index is rebuilt from the .log; it never yields a wrong read. The
+// .txnindex cannot be rebuilt from the .log alone (its first offsets come
+// from producer state): recover() leaves it alone and the Log decides
+// (Log::txn_index_rebuild_from).
 //
 // Not thread-safe: the owning Log serialises every call.
 #pragma once
@@ -32,6 +37,7 @@
 #include "storage/offset_index.h"
 #include "storage/record_times.h"
 #include "storage/time_index.h"
+#include "storage/transaction_index.h"
 
 namespace runnel::storage {
 
@@ -72,6 +78,7 @@ class Segment {
   static fs::path log_path(const fs::path& dir, int64_t base_offset);
   static fs::path index_path(const fs::path& dir, int64_t base_offset);
   static fs::path time_index_path(const fs::path& dir, int64_t base_offset);
+  static fs::path txn_index_path(const fs::path& dir, int64_t base_offset);
   static constexpr const char* kDeletedSuffix = ".deleted";
   // Compaction output being written, and output ready to replace its inputs.
   static constexpr const char* kCleanedSuffix = ".cleaned";
@@ -143,7 +150,7 @@ class Segment {
   std::error_code flush();
   // Final time index entry, trims, closes files (reads in flight keep the fd).
   std::error_code close();
-  // Renames the three files to *.deleted and returns their new paths.
+  // Renames its files to *.deleted and returns their new paths.
   Result<std::vector<fs::path>> rename_to_deleted();
   // File descriptors to fsync so this (inactive) segment is durable.
   std::vector<std::shared_ptr<FileHandle>> files_to_sync();
@@ -154,6 +161,9 @@ class Segment {
   // For tests and the loader.
   OffsetIndex& offset_index() { return offset_index_; }
   TimeIndex& time_index() { return time_index_; }
+  // Kafka's updateTxnIndex and collectAbortedTxns go through it.
+  TransactionIndex& txn_index() { return txn_index_; }
+  const TransactionIndex& txn_index() const { return txn_index_; }
   std::error_code ensure_indexes();
 
  private:
@@ -176,6 +186,7 @@ class Segment {
   int64_t size_ = 0;  // bytes of valid batches; the file may be longer when preallocated
   OffsetIndex offset_index_;
   TimeIndex time_index_;
+  TransactionIndex txn_index_;
   LogConfig config_;
   int64_t offset_limit_ = INT64_MAX;
   bool indexes_checked_ = false;
