@@ -408,8 +408,11 @@ std::optional<size_t> Log::find_unchanged(const std::vector<SegmentSnapshot>& sn
   auto first = std::find_if(segments_.begin(), segments_.end(),
                             [&](const auto& s) { return s->log_file() == snapshot[from].file; });
   auto at = first;
+  // An aborted txn appended meanwhile (a follower's marker in a segment it
+  // rolled past) would be missing from the output's .txnindex.
   for (size_t i = from; i < to; ++i, ++at)
-    if (at == segments_.end() || (*at)->log_file() != snapshot[i].file || (*at)->size() != snapshot[i].size)
+    if (at == segments_.end() || (*at)->log_file() != snapshot[i].file || (*at)->size() != snapshot[i].size ||
+        (*at)->txn_index().all().size() != snapshot[i].aborted_txns.size())
       return std::nullopt;
   // The segment after them is still there, so their offset range is as it was.
   if (at == segments_.end() || (*at)->base_offset() != snapshot[to - 1].limit) return std::nullopt;
