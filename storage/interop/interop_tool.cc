@@ -4,12 +4,15 @@
 //   interop_tool read <partition dir>    opens a log (recovering it: every batch
 //                                        is validated) and reads every record
 //   interop_tool snapshot <partition dir>  writes a producer-state snapshot
+//   interop_tool txnindex <partition dir>  writes a segment with aborted
+//                                        transactions in its .txnindex
 //
 // write and read print one record a line, "<offset> <key> <value>" ("null"
 // for a null value), so the script can compare with what Kafka's tools print
 // or wrote; snapshot prints its file's path, then one producer a line,
 // "<producer id> <epoch> <first sequence> <last sequence> <last offset>
-// <timestamp>".
+// <timestamp>"; txnindex prints the .txnindex's path, then one entry a
+// line, "<producer id> <first offset> <last offset> <last stable offset>".
 #include <climits>
 #include <cstdio>
 #include <filesystem>
@@ -137,16 +140,48 @@ int snapshot(const std::string& dir) {
   return 0;
 }
 
+int txnindex(const std::string& dir) {
+  auto log = storage::Log::open(dir, config(), {});
+  if (!log) return fail("open", log.error());
+  // Each entry's marker is the batch just appended; the last producer id
+  // needs all 64 bits.
+  const std::vector<std::pair<int64_t, int64_t>> aborts = {{1000, 0}, {2000, 2}, {4611686018427387904LL, 5}};
+  std::vector<storage::AbortedTxn> entries;
+  for (const auto& [producer_id, first_offset] : aborts) {
+    for (int b = 0; b < 3; ++b) {
+      std::string value = "v" + std::to_string(b);
+      rec::Record record;
+      record.value = view(value);
+      std::vector<rec::Record> records{record};
+      rec::BatchSpec spec;
+      spec.base_timestamp = 1700000000000;
+      protocol::Bytes batch = rec::build_batch(spec, records);
+      auto info = (*log)->append(std::span<uint8_t>(batch.data(), batch.size()), 0);
+      if (!info) return fail("append", info.error());
+    }
+    int64_t marker = (*log)->log_end_offset() - 1;
+    entries.push_back({producer_id, first_offset, marker, first_offset});
+    if (auto ec = (*log)->append_aborted_txn(entries.back())) return fail("append_aborted_txn", ec);
+  }
+  if (auto ec = (*log)->close()) return fail("close", ec);
+  std::printf("%s\n", storage::Segment::txn_index_path(dir, 0).c_str());
+  for (const auto& e : entries)
+    std::printf("%lld %lld %lld %lld\n", static_cast<long long>(e.producer_id), static_cast<long long>(e.first_offset),
+                static_cast<long long>(e.last_offset), static_cast<long long>(e.last_stable_offset));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: interop_tool write|read|snapshot <partition dir>\n");
+    std::fprintf(stderr, "usage: interop_tool write|read|snapshot|txnindex <partition dir>\n");
     return 2;
   }
   std::string mode = argv[1];
   if (mode == "write") return write(argv[2]);
   if (mode == "read") return read(argv[2]);
   if (mode == "snapshot") return snapshot(argv[2]);
+  if (mode == "txnindex") return txnindex(argv[2]);
   return 2;
 }

@@ -10,6 +10,8 @@
 #  c) Runnel writes a producer-state snapshot; DumpLogSegments decodes it
 #     (Kafka's readSnapshot checks the version and the CRC-32C) and prints
 #     each producer's id, epoch, sequences, offset and timestamp.
+#  d) Runnel writes a .txnindex with Log::append_aborted_txn; DumpLogSegments
+#     reads it with Kafka's TransactionIndex and prints every entry.
 #
 #   kafka_interop_test.sh <interop_tool> <jar cache dir>
 set -euo pipefail
@@ -84,6 +86,20 @@ while read -r pid epoch first last offset ts; do
 done < <(tail -n +2 "$work/expected-c.txt")
 [[ "$(grep -c 'producerId: ' "$work/dump-snapshot.txt")" == "$producers" ]] || fail "DumpLogSegments printed other producers"
 echo "c) Kafka's DumpLogSegments decoded the $producers producers of Runnel's snapshot"
+
+# --- d) Runnel's aborted-transaction index, read by Kafka.
+"$tool" txnindex "$work/runnel/txn-0" >"$work/expected-d.txt"
+txnindex="$(head -n1 "$work/expected-d.txt")"
+dump --files "$txnindex" >"$work/dump-txnindex.txt"
+no_errors "$work/dump-txnindex.txt" "DumpLogSegments on the .txnindex"
+aborted=0
+while read -r pid first last lso; do
+  grep -qxF "version: 0 producerId: $pid firstOffset: $first lastOffset: $last lastStableOffset: $lso" \
+    "$work/dump-txnindex.txt" || { cat "$work/dump-txnindex.txt" >&2; fail "aborted txn of producer $pid missing"; }
+  aborted=$((aborted + 1))
+done < <(tail -n +2 "$work/expected-d.txt")
+[[ "$(grep -c '^version: ' "$work/dump-txnindex.txt")" == "$aborted" ]] || fail "DumpLogSegments printed other entries"
+echo "d) Kafka's DumpLogSegments read the $aborted aborted transactions of Runnel's .txnindex"
 
 # --- b) Kafka writes, Runnel reads.
 mkdir -p "$work/classes"
