@@ -94,7 +94,7 @@ struct Standard : Fixture {
 
 }  // namespace
 
-TEST_CASE("aborted txns go to the .txnindex of their marker's segment, created with the first one",
+TEST_CASE("aborted txns go to the .txnindex of their marker's segment which the first one creates",
           "[storage][txnindex]") {
   Fixture f;
   f.data(3);
@@ -137,7 +137,7 @@ TEST_CASE("collect_aborted_txns searches from the fetch offset's segment and sto
   REQUIRE(f.collect(0, 20) == Txns{f.b, f.c});
 }
 
-TEST_CASE("truncation drops the txnindex entries at or after the offset, within and across segments",
+TEST_CASE("truncation drops the txnindex entries at or after the offset within and across segments",
           "[storage][txnindex]") {
   Standard f;
   SECTION("within the active segment") {

@@ -142,7 +142,7 @@ TEST_CASE("a txnindex that is not whole version-0 entries at or above its base f
   REQUIRE_FALSE(open_index(p, 100).sane());
 }
 
-TEST_CASE("txnindex rename_to moves the file, or only the name when there is none", "[storage][txnindex]") {
+TEST_CASE("txnindex rename_to moves the file or only the name when there is none", "[storage][txnindex]") {
   TempDir tmp;
   fs::path p = tmp.path / "00000000000000000000.txnindex";
   auto index = open_index(p);
