@@ -290,3 +290,13 @@ TEST_CASE("an unclean open reports the segments it recovered for a txnindex rebu
     REQUIRE(f.collect(0, 100) == Txns{f.a, f.b, f.c});
   }
 }
+
+TEST_CASE("an open removes a txnindex whose segment is gone", "[storage][txnindex]") {
+  Standard f;
+  REQUIRE_FALSE(f.log->close());
+  write_bytes(f.txn_file(99), file_bytes(f.txn_file(8)));
+  f.open();
+  REQUIRE_FALSE(fs::exists(f.txn_file(99)));
+  REQUIRE(f.log->txn_index_rebuild_from() == -1);
+  REQUIRE(f.collect(0, 100) == Txns{f.a, f.b, f.c});
+}
