@@ -64,6 +64,13 @@ struct Fixture {
     REQUIRE_FALSE(log->append_aborted_txn(t));
     return t;
   }
+  // A clean close and open keeps every entry and trusts every index.
+  void reopen_cleanly_expect(const Txns& want) {
+    REQUIRE_FALSE(log->close());
+    open();
+    REQUIRE(log->txn_index_rebuild_from() == -1);
+    REQUIRE(collect(0, 200) == want);
+  }
   Txns collect(int64_t start, int64_t upper) {
     auto r = log->collect_aborted_txns(start, upper);
     REQUIRE(r);
@@ -166,10 +173,7 @@ TEST_CASE("truncation drops the txnindex entries at or after the offset within a
     }
   }
   Txns before = f.collect(0, 200);
-  REQUIRE_FALSE(f.log->close());
-  f.open();
-  REQUIRE(f.log->txn_index_rebuild_from() == -1);
-  REQUIRE(f.collect(0, 200) == before);
+  f.reopen_cleanly_expect(before);
 }
 
 TEST_CASE("retention and DeleteRecords take a segment's txnindex with it after file.delete.delay.ms",
@@ -206,10 +210,7 @@ TEST_CASE("compaction keeps the txnindex entries of the segments it replaces", "
   REQUIRE(f.collect(0, 100) == Txns{f.a, f.b, f.c});
   REQUIRE(fs::file_size(f.txn_file(0)) == 2 * 34);
   REQUIRE_FALSE(fs::exists(f.txn_file(8)));
-  REQUIRE_FALSE(f.log->close());
-  f.open();
-  REQUIRE(f.log->txn_index_rebuild_from() == -1);
-  REQUIRE(f.collect(0, 100) == Txns{f.a, f.b, f.c});
+  f.reopen_cleanly_expect({f.a, f.b, f.c});
 }
 
 TEST_CASE("a compaction swap a crash interrupted keeps the txnindex entries", "[storage][txnindex]") {
@@ -261,10 +262,7 @@ TEST_CASE("a txnindex failing its sanity check is reset and reported for rebuild
   for (const auto& t : {f.a, f.b, f.c}) REQUIRE_FALSE(f.log->append_aborted_txn_during_rebuild(t));
   REQUIRE(f.collect(0, 100) == Txns{f.a, f.b, f.c});
   REQUIRE(fs::file_size(f.txn_file(8)) == 34);
-  REQUIRE_FALSE(f.log->close());
-  f.open();
-  REQUIRE(f.log->txn_index_rebuild_from() == -1);
-  REQUIRE(f.collect(0, 100) == Txns{f.a, f.b, f.c});
+  f.reopen_cleanly_expect({f.a, f.b, f.c});
 }
 
 TEST_CASE("an unclean open reports the segments it recovered for a txnindex rebuild", "[storage][txnindex]") {
@@ -284,10 +282,7 @@ TEST_CASE("an unclean open reports the segments it recovered for a txnindex rebu
     REQUIRE(f.collect(0, 100).empty());
   }
   SECTION("a clean open trusts every index") {
-    REQUIRE_FALSE(f.log->close());
-    f.open();
-    REQUIRE(f.log->txn_index_rebuild_from() == -1);
-    REQUIRE(f.collect(0, 100) == Txns{f.a, f.b, f.c});
+    f.reopen_cleanly_expect({f.a, f.b, f.c});
   }
 }
 
