@@ -30,7 +30,7 @@ std::optional<TransactionLogValue> to_log_value(const TxnTransitMetadata& transi
 std::optional<Bytes> value_to_bytes(const TxnTransitMetadata& transit, TransactionVersion level) {
   auto v = to_log_value(transit);
   if (!v) return std::nullopt;
-  return encode_value(*v, transaction_log_value_version(level));
+  return encode_value(*v, transaction_log_value_version(level));  // nullopt: a TV_2 client on a TV_0 cluster
 }
 
 Decoded<TransactionMetadata> metadata_from_log_value(const std::string& transactional_id,

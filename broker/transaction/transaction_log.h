@@ -18,8 +18,8 @@ namespace runnel::broker::transaction {
 Bytes key_to_bytes(const std::string& transactional_id);
 
 // The value for a transit. The version follows the cluster's finalized
-// transaction.version (`level`), not the client's. nullopt for an Empty
-// transit with partitions, which Kafka refuses as an IllegalStateException.
+// transaction.version (`level`), not the client's. nullopt where Kafka throws:
+// an Empty transit with partitions, or a client version above 0 for a v0 value.
 std::optional<TransactionLogValue> to_log_value(const TxnTransitMetadata& transit);
 std::optional<Bytes> value_to_bytes(const TxnTransitMetadata& transit, TransactionVersion level);
 

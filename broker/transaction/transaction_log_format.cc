@@ -72,7 +72,11 @@ Bytes encode_key(const TransactionLogKey& key) {
   return out;
 }
 
-Bytes encode_value(const TransactionLogValue& v, int16_t version) {
+std::optional<Bytes> encode_value(const TransactionLogValue& v, int16_t version) {
+  const bool prev = v.previous_producer_id != -1;
+  const bool next = v.next_producer_id != -1;
+  const bool tv = v.client_transaction_version != 0;
+  if (version < 0 || version > 1 || (version == 0 && (prev || next || tv))) return std::nullopt;
   const bool flexible = version >= 1;
   Bytes out;
   Writer w(out);
@@ -95,9 +99,6 @@ Bytes encode_value(const TransactionLogValue& v, int16_t version) {
   w.i64(v.transaction_last_update_timestamp_ms);
   w.i64(v.transaction_start_timestamp_ms);
   if (flexible) {
-    const bool prev = v.previous_producer_id != -1;
-    const bool next = v.next_producer_id != -1;
-    const bool tv = v.client_transaction_version != 0;
     w.uvarint(static_cast<uint32_t>(prev + next + tv));
     if (prev) put_tagged_int(w, kTagPreviousProducerId, v.previous_producer_id, 8);
     if (next) put_tagged_int(w, kTagNextProducerId, v.next_producer_id, 8);

@@ -73,8 +73,10 @@ struct Decoded {
 inline constexpr int16_t kTransactionLogKeyVersion = 0;
 
 Bytes encode_key(const TransactionLogKey& key);
-// `version` 0 or 1 (see transaction_log_value_version); v0 drops the tagged fields.
-Bytes encode_value(const TransactionLogValue& value, int16_t version);
+// `version` 0 or 1 (see transaction_log_value_version). nullopt for another
+// version, or for v0 with a tagged field not at its default, which Kafka's
+// writer refuses (UnsupportedVersionException).
+std::optional<Bytes> encode_value(const TransactionLogValue& value, int16_t version);
 
 // Only key version 0 exists; any other is an error (Kafka's loader skips it).
 Decoded<TransactionLogKey> decode_key(ByteView bytes);
