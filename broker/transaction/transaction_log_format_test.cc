@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <initializer_list>
 
 using namespace runnel::broker::transaction;
 
@@ -10,15 +11,9 @@ namespace {
 
 // Ongoing, producer 1000 epoch 5, a 60 s timeout, partitions t-0 and t-2.
 TransactionLogValue ongoing_value() {
-  TransactionLogValue v;
-  v.producer_id = 1000;
-  v.producer_epoch = 5;
-  v.transaction_timeout_ms = 60000;
-  v.transaction_status = 1;
-  v.transaction_partitions = std::vector<TransactionLogPartitions>{{"t", {0, 2}}};
-  v.transaction_last_update_timestamp_ms = 1700000000000;
-  v.transaction_start_timestamp_ms = 1699999999000;
-  return v;
+  return {.producer_id = 1000, .producer_epoch = 5, .transaction_timeout_ms = 60000, .transaction_status = 1,
+          .transaction_partitions = std::vector<TransactionLogPartitions>{{"t", {0, 2}}},
+          .transaction_last_update_timestamp_ms = 1700000000000, .transaction_start_timestamp_ms = 1699999999000};
 }
 
 // The bytes below are written out field by field from TransactionLogValue.json
@@ -71,16 +66,16 @@ const Bytes kEmptyV1Tags = {
 };
 
 TransactionLogValue empty_value_with_tags() {
-  TransactionLogValue v;
-  v.producer_id = 42;
-  v.producer_epoch = 0;
-  v.transaction_timeout_ms = 1000;
-  v.transaction_status = 0;
-  v.transaction_last_update_timestamp_ms = 9;
-  v.transaction_start_timestamp_ms = -1;
-  v.previous_producer_id = 7;
-  v.next_producer_id = 8;
-  return v;
+  return {.producer_id = 42, .previous_producer_id = 7, .next_producer_id = 8, .producer_epoch = 0,
+          .transaction_timeout_ms = 1000, .transaction_status = 0, .transaction_partitions = std::nullopt,
+          .transaction_last_update_timestamp_ms = 9,
+          .transaction_start_timestamp_ms = -1};
+}
+
+// `b` with `bytes` written over it from `at`.
+Bytes patched(Bytes b, size_t at, std::initializer_list<uint8_t> bytes) {
+  std::copy(bytes.begin(), bytes.end(), b.begin() + static_cast<std::ptrdiff_t>(at));
+  return b;
 }
 
 }  // namespace
@@ -181,47 +176,14 @@ TEST_CASE("TransactionLogValue rejects unknown versions", "[transaction][txnlog]
 }
 
 TEST_CASE("TransactionLogValue rejects null and oversized fields", "[transaction][txnlog]") {
-  SECTION("a null topic in v0") {
-    Bytes b = kOngoingV0;
-    b[21] = 0xFF, b[22] = 0xFF;
-    CHECK_FALSE(decode_value(b));
-  }
-  SECTION("null partition ids in v0") {
-    Bytes b = kOngoingV0;
-    for (int i = 24; i < 28; ++i) b[i] = 0xFF;
-    CHECK_FALSE(decode_value(b));
-  }
-  SECTION("a topic count past the end in v0") {
-    Bytes b = kOngoingV0;
-    b[17] = 0x7F;
-    CHECK_FALSE(decode_value(b));
-  }
-  SECTION("a null topic in v1") {
-    Bytes b = kOngoingV1Tv2;
-    b[18] = 0x00;
-    CHECK_FALSE(decode_value(b));
-  }
-  SECTION("null partition ids in v1") {
-    Bytes b = kOngoingV1Tv2;
-    b[20] = 0x00;
-    CHECK_FALSE(decode_value(b));
-  }
-  SECTION("a varint longer than five bytes") {
-    Bytes b(kOngoingV1Tv2.begin(), kOngoingV1Tv2.begin() + 17);
-    for (int i = 0; i < 6; ++i) b.push_back(0xFF);
-    CHECK_FALSE(decode_value(b));
-  }
-  SECTION("a known tag of the wrong size") {
-    Bytes b = kOngoingV1Tv2;
-    b[b.size() - 3] = 0x01;  // clientTransactionVersion claims one byte
-    b.pop_back();
-    CHECK_FALSE(decode_value(b));
-  }
-  SECTION("a tagged field past the end") {
-    Bytes b = kOngoingV1Tv2;
-    b[b.size() - 3] = 0x09;
-    CHECK_FALSE(decode_value(b));
-  }
+  CHECK_FALSE(decode_value(patched(kOngoingV0, 21, {0xFF, 0xFF})));              // a null topic
+  CHECK_FALSE(decode_value(patched(kOngoingV0, 24, {0xFF, 0xFF, 0xFF, 0xFF})));  // null partition ids
+  CHECK_FALSE(decode_value(patched(kOngoingV0, 17, {0x7F})));                    // topics past the end
+  CHECK_FALSE(decode_value(patched(kOngoingV1Tv2, 18, {0x00})));                 // a null compact topic
+  CHECK_FALSE(decode_value(patched(kOngoingV1Tv2, 20, {0x00})));                 // null compact ids
+  CHECK_FALSE(decode_value(patched(kOngoingV1Tv2, 17, {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF})));  // a 6-byte varint
+  CHECK_FALSE(decode_value(patched(kOngoingV1Tv2, 48, {0x01})));  // clientTransactionVersion in one byte
+  CHECK_FALSE(decode_value(patched(kOngoingV1Tv2, 48, {0x09})));  // a tagged field past the end
 }
 
 TEST_CASE("TransactionLogValue skips unknown tagged fields", "[transaction][txnlog]") {

@@ -10,19 +10,10 @@ using TV = TransactionVersion;
 namespace {
 
 TxnTransitMetadata ongoing_transit() {
-  TxnTransitMetadata t;
-  t.producer_id = 1000;
-  t.prev_producer_id = 999;
-  t.next_producer_id = 1001;
-  t.producer_epoch = 5;
-  t.last_producer_epoch = 4;
-  t.txn_timeout_ms = 60000;
-  t.txn_state = S::ongoing;
-  t.topic_partitions = {{"b", 1}, {"a", 2}, {"a", 0}};
-  t.txn_start_timestamp = 10;
-  t.txn_last_update_timestamp = 20;
-  t.client_transaction_version = TV::tv2;
-  return t;
+  return {.producer_id = 1000, .prev_producer_id = 999, .next_producer_id = 1001, .producer_epoch = 5,
+          .last_producer_epoch = 4, .txn_timeout_ms = 60000, .txn_state = S::ongoing,
+          .topic_partitions = {{"b", 1}, {"a", 2}, {"a", 0}}, .txn_start_timestamp = 10,
+          .txn_last_update_timestamp = 20, .client_transaction_version = TV::tv2};
 }
 
 }  // namespace
