@@ -2,7 +2,7 @@
 
 namespace runnel::broker::transaction {
 
-Bytes key_to_bytes(const std::string& transactional_id) { return encode_key({transactional_id}); }
+std::optional<Bytes> key_to_bytes(const std::string& transactional_id) { return encode_key({transactional_id}); }
 
 std::optional<TransactionLogValue> to_log_value(const TxnTransitMetadata& transit) {
   const bool empty = transit.txn_state == TransactionState::empty;

@@ -15,7 +15,8 @@
 
 namespace runnel::broker::transaction {
 
-Bytes key_to_bytes(const std::string& transactional_id);
+// nullopt for an id longer than 32767 bytes.
+std::optional<Bytes> key_to_bytes(const std::string& transactional_id);
 
 // The value for a transit. The version follows the cluster's finalized
 // transaction.version (`level`), not the client's. nullopt where Kafka throws:

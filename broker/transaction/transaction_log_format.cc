@@ -37,6 +37,9 @@ void put_tagged_int(Writer& w, uint32_t tag, int64_t v, int width) {
 std::string get_string(Reader& r, bool flexible, const char* null_error) {
   int64_t len = flexible ? r.length_compact() : r.length_i16();
   if (r.ok() && len < 0) r.fail(null_error);
+  if (r.ok() && len > static_cast<int64_t>(kMaxStringBytes)) r.fail("string longer than 32767 bytes");
+  // Reader::str trusts its length, which is checked only while the reader is ok.
+  if (!r.ok()) return {};
   return r.str(len);
 }
 
@@ -64,7 +67,8 @@ void get_tagged_fields(Reader& r, Known&& known) {
 
 }  // namespace
 
-Bytes encode_key(const TransactionLogKey& key) {
+std::optional<Bytes> encode_key(const TransactionLogKey& key) {
+  if (key.transactional_id.size() > kMaxStringBytes) return std::nullopt;
   Bytes out;
   Writer w(out);
   w.i16(kTransactionLogKeyVersion);
@@ -77,6 +81,9 @@ std::optional<Bytes> encode_value(const TransactionLogValue& v, int16_t version)
   const bool next = v.next_producer_id != -1;
   const bool tv = v.client_transaction_version != 0;
   if (version < 0 || version > 1 || (version == 0 && (prev || next || tv))) return std::nullopt;
+  if (v.transaction_partitions)
+    for (const auto& p : *v.transaction_partitions)
+      if (p.topic.size() > kMaxStringBytes) return std::nullopt;
   const bool flexible = version >= 1;
   Bytes out;
   Writer w(out);

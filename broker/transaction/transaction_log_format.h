@@ -25,6 +25,7 @@
 // generated readers do, ignore bytes after the last field.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -72,10 +73,14 @@ struct Decoded {
 
 inline constexpr int16_t kTransactionLogKeyVersion = 0;
 
-Bytes encode_key(const TransactionLogKey& key);
+// Kafka's strings hold at most 32767 bytes; a longer transactional id or topic
+// has no record (nullopt), as Kafka's writer throws for it.
+inline constexpr size_t kMaxStringBytes = 0x7fff;
+
+std::optional<Bytes> encode_key(const TransactionLogKey& key);
 // `version` 0 or 1 (see transaction_log_value_version). nullopt for another
-// version, or for v0 with a tagged field not at its default, which Kafka's
-// writer refuses (UnsupportedVersionException).
+// version, for v0 with a tagged field not at its default, which Kafka's
+// writer refuses (UnsupportedVersionException), or for a topic too long.
 std::optional<Bytes> encode_value(const TransactionLogValue& value, int16_t version);
 
 // Only key version 0 exists; any other is an error (Kafka's loader skips it).

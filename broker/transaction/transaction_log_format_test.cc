@@ -83,6 +83,7 @@ Bytes patched(Bytes b, size_t at, std::initializer_list<uint8_t> bytes) {
 TEST_CASE("TransactionLogKey v0 is an int16 version and the id as an int16-length string", "[transaction][txnlog]") {
   Bytes expected = {0x00, 0x00, 0x00, 0x06, 'm', 'y', '-', 't', 'x', 'n'};
   CHECK(encode_key({"my-txn"}) == expected);
+  CHECK_FALSE(encode_key({std::string(kMaxStringBytes + 1, 'x')}));
   auto k = decode_key(expected);
   REQUIRE(k);
   CHECK(k.value->transactional_id == "my-txn");
@@ -186,6 +187,29 @@ TEST_CASE("TransactionLogValue rejects null and oversized fields", "[transaction
   CHECK_FALSE(decode_value(patched(kOngoingV1Tv2, 48, {0x09})));  // a tagged field past the end
 }
 
+// Under the sanitizers of the debug build: any byte changed, anywhere, and
+// random input decode to a value or an error, never past the input.
+TEST_CASE("TransactionLogValue survives every single-byte corruption and random input", "[transaction][txnlog]") {
+  for (const Bytes* full : {&kOngoingV0, &kOngoingV1Tv2, &kEmptyV1Tags}) {
+    for (size_t at = 0; at < full->size(); ++at)
+      for (uint8_t x : {0x00, 0x01, 0x7F, 0x80, 0xFF}) {
+        auto v = decode_value(patched(*full, at, {x}));
+        CHECK((v.value.has_value() || !v.error.empty()));
+      }
+  }
+  uint32_t seed = 12345;
+  for (int i = 0; i < 2000; ++i) {
+    Bytes b(static_cast<size_t>(i % 64));
+    for (auto& x : b) x = static_cast<uint8_t>((seed = seed * 1103515245 + 12345) >> 16);
+    if (b.size() >= 2) {  // mostly the known versions
+      b[0] = 0;
+      b[1] = static_cast<uint8_t>(i % 2);
+    }
+    (void)decode_value(b);
+    (void)decode_key(b);
+  }
+}
+
 TEST_CASE("TransactionLogValue skips unknown tagged fields", "[transaction][txnlog]") {
   Bytes b = kOngoingV1Tv2;
   b[b.size() - 5] = 0x02;                       // 2 tagged fields
@@ -194,6 +218,18 @@ TEST_CASE("TransactionLogValue skips unknown tagged fields", "[transaction][txnl
   REQUIRE(v);
   CHECK(v.value->client_transaction_version == 2);
   CHECK(v.value->transaction_partitions->at(0).partition_ids == std::vector<int32_t>{0, 2});
+}
+
+TEST_CASE("TransactionLogValue refuses strings longer than 32767 bytes", "[transaction][txnlog]") {
+  auto value = ongoing_value();
+  value.transaction_partitions->at(0).topic = std::string(kMaxStringBytes + 1, 't');
+  CHECK_FALSE(encode_value(value, 0));
+  CHECK_FALSE(encode_value(value, 1));
+  // A compact string of 32768 bytes, which Kafka's reader refuses too.
+  Bytes b(kOngoingV1Tv2.begin(), kOngoingV1Tv2.begin() + 18);
+  for (uint8_t x : {0x81, 0x80, 0x02}) b.push_back(x);  // uvarint 32769: length 32768
+  b.resize(b.size() + 32768 + 64, 0x00);
+  CHECK_FALSE(decode_value(b));
 }
 
 TEST_CASE("TransactionLogValue accepts trailing bytes as Kafka's reader does", "[transaction][txnlog]") {

@@ -20,6 +20,8 @@ TxnTransitMetadata ongoing_transit() {
 
 TEST_CASE("TransactionLog key is the v0 TransactionLogKey", "[transaction][txnlog]") {
   CHECK(key_to_bytes("ab") == Bytes{0x00, 0x00, 0x00, 0x02, 'a', 'b'});
+  CHECK(key_to_bytes(std::string(32767, 'x')));
+  CHECK_FALSE(key_to_bytes(std::string(32768, 'x')));
 }
 
 TEST_CASE("TransactionLog value groups partitions by topic and leaves the producer id tags unset", "[transaction][txnlog]") {
