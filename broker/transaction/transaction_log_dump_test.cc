@@ -12,7 +12,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include "broker/transaction/transaction_log.h"
 #include "protocol/records/batch_builder.h"
@@ -119,26 +122,32 @@ TEST_CASE("Kafka DumpLogSegments decodes the __transaction_state records Runnel 
   auto records = lines_with(out, "| offset: ");
   REQUIRE(records.size() == written.size());
   for (const auto& line : records) CHECK(line.find("\"transactionalId\":\"txn-") != std::string::npos);
-  // txn-a, TV_2: v1 values with clientTransactionVersion 2.
-  CHECK(records[0].find("\"version\":\"1\"") != std::string::npos);
-  CHECK(records[0].find("\"producerId\":1000,\"producerEpoch\":0") != std::string::npos);
-  CHECK(records[0].find("\"transactionStatus\":0") != std::string::npos);
-  CHECK(records[0].find("\"transactionPartitions\":null") != std::string::npos);
-  CHECK(records[1].find("\"transactionStatus\":1") != std::string::npos);
-  CHECK(records[1].find("{\"topic\":\"audit\",\"partitionIds\":[1]}") != std::string::npos);
-  CHECK(records[1].find("{\"topic\":\"orders\",\"partitionIds\":[0,3]}") != std::string::npos);
-  CHECK(records[1].find("\"transactionStartTimestampMs\":1700000000100") != std::string::npos);
-  CHECK(records[1].find("\"clientTransactionVersion\":2") != std::string::npos);
-  CHECK(records[2].find("\"transactionStatus\":2") != std::string::npos);
-  CHECK(records[2].find("\"producerEpoch\":1") != std::string::npos);  // TV_2: EndTxn bumped it
-  CHECK(records[3].find("\"transactionStatus\":4") != std::string::npos);
-  CHECK(records[3].find("\"transactionPartitions\":[]") != std::string::npos);
-  // txn-b, TV_0: a v0 value.
-  CHECK(records[4].find("\"transactionalId\":\"txn-b\"") != std::string::npos);
-  CHECK(records[4].find("\"version\":\"0\"") != std::string::npos);
-  CHECK(records[4].find("\"producerId\":2000") != std::string::npos);
-  // txn-gone: a tombstone.
-  CHECK(records[5].find("\"transactionalId\":\"txn-gone\"") != std::string::npos);
-  CHECK(records[5].find("payload: <DELETE>") != std::string::npos);
+  const std::pair<size_t, const char*> expected[] = {
+      // txn-a, TV_2: v1 values, clientTransactionVersion 2 once AddPartitions set it.
+      {0, "\"version\":\"1\""},
+      {0, "\"producerId\":1000,\"producerEpoch\":0"},
+      {0, "\"transactionStatus\":0"},
+      {0, "\"transactionPartitions\":null"},
+      {1, "\"transactionStatus\":1"},
+      {1, "{\"topic\":\"audit\",\"partitionIds\":[1]}"},
+      {1, "{\"topic\":\"orders\",\"partitionIds\":[0,3]}"},
+      {1, "\"transactionStartTimestampMs\":1700000000100"},
+      {1, "\"clientTransactionVersion\":2"},
+      {2, "\"transactionStatus\":2"},
+      {2, "\"producerEpoch\":1"},  // TV_2: EndTxn bumped it
+      {3, "\"transactionStatus\":4"},
+      {3, "\"transactionPartitions\":[]"},
+      // txn-b, TV_0: a v0 value.
+      {4, "\"transactionalId\":\"txn-b\""},
+      {4, "\"version\":\"0\""},
+      {4, "\"producerId\":2000"},
+      // txn-gone: a tombstone.
+      {5, "\"transactionalId\":\"txn-gone\""},
+      {5, "payload: <DELETE>"},
+  };
+  for (auto [record, text] : expected) {
+    INFO("record " << record << " has " << text);
+    CHECK(records[record].find(text) != std::string::npos);
+  }
   fs::remove_all(dir.parent_path());
 }
