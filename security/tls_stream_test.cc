@@ -32,6 +32,16 @@ std::shared_ptr<asio::ssl::context> client_context(const TestIdentity& trusted) 
   return context;
 }
 
+// Runs `task` on `io` to its end, within a bound.
+template <typename T>
+T run_bounded(asio::io_context& io, asio::awaitable<T> task) {
+  auto done = asio::co_spawn(io, std::move(task), asio::use_future);
+  io.restart();
+  io.run_for(std::chrono::seconds(30));
+  REQUIRE(done.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
+  return done.get();
+}
+
 // A connected server and client, the client checking the address 127.0.0.1.
 struct Pair {
   asio::io_context io;
@@ -47,11 +57,7 @@ struct Pair {
   // Runs `task` to its end, within a bound.
   template <typename T>
   T run(asio::awaitable<T> task) {
-    auto done = asio::co_spawn(io, std::move(task), asio::use_future);
-    io.restart();
-    io.run_for(std::chrono::seconds(30));
-    REQUIRE(done.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
-    return done.get();
+    return run_bounded(io, std::move(task));
   }
   // Both handshakes, the server's and the client's answers.
   std::pair<std::string, std::string> handshake() {
@@ -175,11 +181,7 @@ struct RawPair {
   }
   template <typename T>
   T run(asio::awaitable<T> task) {
-    auto done = asio::co_spawn(io, std::move(task), asio::use_future);
-    io.restart();
-    io.run_for(std::chrono::seconds(30));
-    REQUIRE(done.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
-    return done.get();
+    return run_bounded(io, std::move(task));
   }
 };
 
