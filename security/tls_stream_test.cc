@@ -32,6 +32,16 @@ std::shared_ptr<asio::ssl::context> client_context(const TestIdentity& trusted) 
   return context;
 }
 
+// Runs `task` on `io` to its end, within a bound.
+template <typename T>
+T run_bounded(asio::io_context& io, asio::awaitable<T> task) {
+  auto done = asio::co_spawn(io, std::move(task), asio::use_future);
+  io.restart();
+  io.run_for(std::chrono::seconds(30));
+  REQUIRE(done.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
+  return done.get();
+}
+
 // A connected server and client, the client checking the address 127.0.0.1.
 struct Pair {
   asio::io_context io;
@@ -47,11 +57,7 @@ struct Pair {
   // Runs `task` to its end, within a bound.
   template <typename T>
   T run(asio::awaitable<T> task) {
-    auto done = asio::co_spawn(io, std::move(task), asio::use_future);
-    io.restart();
-    io.run_for(std::chrono::seconds(30));
-    REQUIRE(done.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
-    return done.get();
+    return run_bounded(io, std::move(task));
   }
   // Both handshakes, the server's and the client's answers.
   std::pair<std::string, std::string> handshake() {
@@ -151,4 +157,115 @@ TEST_CASE("TLS stream: the client checks the server's address", "[security][tls_
   auto [server_why, client_why] = p.handshake();
   INFO(client_why);
   REQUIRE(client_why.find(": IP address mismatch") != std::string::npos);
+}
+
+// A TLS 1.3 KeyUpdate that arrives while the other side has a write in
+// flight: the receiver's SSL_read must answer it (an update_requested
+// KeyUpdate goes out) while its suspended write still holds records under
+// the old key, and neither direction may lose or reorder a byte.
+namespace {
+
+struct RawPair {
+  asio::io_context io;
+  tcp::socket s{io}, c{io};
+  std::shared_ptr<asio::ssl::context> sctx, cctx;
+  std::unique_ptr<TlsStream> server, client;
+  RawPair() {
+    tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    c.connect(acceptor.local_endpoint());
+    s = acceptor.accept();
+    sctx = server_context(broker_identity());
+    cctx = client_context(broker_identity());
+    server = std::make_unique<TlsStream>(s, sctx->native_handle(), TlsStream::Side::server);
+    client = std::make_unique<TlsStream>(c, cctx->native_handle(), TlsStream::Side::client);
+  }
+  template <typename T>
+  T run(asio::awaitable<T> task) {
+    return run_bounded(io, std::move(task));
+  }
+};
+
+// The KeyUpdate messages one SSL received and sent (OpenSSL's message
+// callback), and whether the big write had ended when it sent one.
+struct KeyUpdates {
+  const bool* big_written = nullptr;
+  int received = 0, sent = 0, sent_after_big = 0;
+};
+
+void count_key_updates(int write_p, int, int content_type, const void* buf, size_t len, SSL*, void* arg) {
+  if (content_type != SSL3_RT_HANDSHAKE || len == 0 || *static_cast<const uint8_t*>(buf) != SSL3_MT_KEY_UPDATE)
+    return;
+  auto* k = static_cast<KeyUpdates*>(arg);
+  if (!write_p) {
+    ++k->received;
+  } else {
+    ++k->sent;
+    if (*k->big_written) ++k->sent_after_big;
+  }
+}
+
+// `updater` requests a key update while `writer` sends `big` that nobody
+// reads yet; then both directions carry more data.
+void key_update_during_write(RawPair& p, TlsStream& writer, TlsStream& updater) {
+  const auto big = pattern(48 * 1024 * 1024 + 77, 3), small = pattern(1000, 4);
+  const auto after_w = pattern(300 * 1024 + 1, 5), after_u = pattern(200 * 1024 + 3, 6);
+  std::vector<uint8_t> got_big(big.size()), got_small(small.size());
+  std::vector<uint8_t> got_after_w(after_w.size()), got_after_u(after_u.size());
+  auto steps = [&]() -> asio::awaitable<bool> {
+    using namespace asio::experimental::awaitable_operators;
+    auto [hs, hc] = co_await (writer.handshake() && updater.handshake());
+    if (hs || hc) co_return false;
+    REQUIRE(SSL_version(updater.native_handle()) == TLS1_3_VERSION);
+    // More than loopback's socket buffers hold: the write is still sending
+    // when the KeyUpdate comes.
+    bool big_written = false;
+    KeyUpdates seen;
+    seen.big_written = &big_written;
+    SSL_set_msg_callback(writer.native_handle(), count_key_updates);
+    SSL_set_msg_callback_arg(writer.native_handle(), &seen);
+    auto big_write = [&]() -> asio::awaitable<void> {
+      co_await writer.write(asio::buffer(big));
+      big_written = true;
+    };
+    auto update_then_send = [&]() -> asio::awaitable<runnel::broker::error_code> {
+      // Let the big write fill the socket buffers and suspend first.
+      asio::steady_timer t(p.io, std::chrono::milliseconds(200));
+      co_await t.async_wait(asio::use_awaitable);
+      REQUIRE(!big_written);
+      REQUIRE(SSL_key_update(updater.native_handle(), SSL_KEY_UPDATE_REQUESTED) == 1);
+      co_await updater.write(asio::buffer(small));  // the KeyUpdate goes first
+      // The writer reads it (and answers the update) while its write waits.
+      auto e = co_await writer.read(asio::buffer(got_small));
+      if (e) co_return e;
+      REQUIRE(!big_written);
+      co_return co_await updater.read(asio::buffer(got_big));
+    };
+    auto e1 = co_await (big_write() && update_then_send());
+    if (e1) co_return false;
+    // The writer got the request and answered it while its write was still
+    // sending: the rest of that write went under its new key.
+    REQUIRE(seen.received == 1);
+    REQUIRE(seen.sent == 1);
+    REQUIRE(seen.sent_after_big == 0);
+    auto [e2, e3] = co_await (writer.write(asio::buffer(after_w)) && updater.write(asio::buffer(after_u)) &&
+                              updater.read(asio::buffer(got_after_w)) && writer.read(asio::buffer(got_after_u)));
+    co_return !e2 && !e3;
+  };
+  REQUIRE(p.run(steps()));
+  REQUIRE(got_small == small);
+  REQUIRE(got_big == big);
+  REQUIRE(got_after_w == after_w);
+  REQUIRE(got_after_u == after_u);
+}
+
+}  // namespace
+
+TEST_CASE("TLS stream: a KeyUpdate from the client while the server's large write is pending", "[security][tls_stream]") {
+  RawPair p;
+  key_update_during_write(p, *p.server, *p.client);
+}
+
+TEST_CASE("TLS stream: a KeyUpdate from the server while the client's large write is pending", "[security][tls_stream]") {
+  RawPair p;
+  key_update_during_write(p, *p.client, *p.server);
 }
