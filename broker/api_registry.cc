@@ -36,6 +36,7 @@ const auto kRoutes = std::to_array<ApiRoute>({
     route<DeleteRecordsApi>(),
     route<InitProducerIdApi>(),
     route<OffsetForLeaderEpochApi>(),
+    route<WriteTxnMarkersApi>(),
     route<DescribeAclsApi>(),
     route<CreateAclsApi>(),
     route<DeleteAclsApi>(),
@@ -54,6 +55,7 @@ const auto kRoutes = std::to_array<ApiRoute>({
     route<DescribeUserScramCredentialsApi>(),
     route<AlterUserScramCredentialsApi>(),
     route<DescribeClusterApi>(),
+    route<DescribeProducersApi>(),
     route<DescribeTopicPartitionsApi>(),
 });
 

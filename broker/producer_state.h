@@ -12,21 +12,35 @@
 // (new, expired, or older than the log) is accepted at any sequence.
 // After the append, update() records the batch.
 //
+// Transactions (Kafka's ProducerStateManager ongoingTxns/unreplicatedTxns):
+// a producer's first transactional batch opens its transaction at that
+// batch's offset; the COMMIT or ABORT marker its coordinator has the leader
+// write closes it (a CompletedTxn, which the partition records in the
+// aborted-transaction index when aborted). A completed transaction stays
+// "unreplicated" until the high watermark passes its marker. The first
+// offset of the oldest open or unreplicated transaction is the first
+// unstable offset, which bounds the last stable offset read_committed
+// consumers read up to. While its transaction is open a producer may write
+// only transactional batches (INVALID_TXN_STATE) and never expires.
+//
 // The state survives restarts through producer-state snapshots (Kafka's
 // <offset>.snapshot files, storage/producer_snapshot.h) and a replay of the
 // log after the latest one (replication/partition.cc). A snapshot keeps only a
-// producer's last batch, as Kafka's does. Entries idle for
-// producer.id.expiration.ms are dropped, as Kafka does, and never written
-// into a snapshot.
+// producer's last batch, its coordinator epoch and its open transaction's
+// first offset, as Kafka's does. Entries idle for producer.id.expiration.ms
+// are dropped, as Kafka does, and never written into a snapshot.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "protocol/error_codes.h"
 #include "protocol/records/batch_format.h"
+#include "protocol/records/control_record.h"
 #include "storage/producer_snapshot.h"
 
 namespace runnel::broker {
@@ -43,6 +57,25 @@ struct ProducerEntry {
   int16_t epoch = -1;
   std::deque<BatchMetadata> batches;  // oldest first, at most kBatchesToRetain
   int64_t last_timestamp = -1;        // of the latest batch, for expiration
+  int32_t coordinator_epoch = -1;     // of the last marker written for it
+  int64_t current_txn_first_offset = -1;  // -1: no transaction open
+};
+
+// A transaction in this partition (Kafka's TxnMetadata): open from its
+// first batch; `last_offset` is its marker's offset once written.
+struct TxnMetadata {
+  int64_t producer_id = -1;
+  int64_t first_offset = -1;
+  int64_t last_offset = -1;
+};
+
+// A transaction its marker has just ended (Kafka's CompletedTxn).
+struct CompletedTxn {
+  int64_t producer_id = -1;
+  int64_t first_offset = -1;
+  int64_t last_offset = -1;  // the marker's offset
+  bool aborted = false;
+  bool operator==(const CompletedTxn&) const = default;
 };
 
 struct SequenceCheck {
@@ -56,26 +89,71 @@ class ProducerStateTable {
 
   // Decides what to do with a client batch that carries a producer id.
   SequenceCheck check(const protocol::records::BatchHeader& batch) const;
-  // Records an appended batch (its offsets assigned); also used by replay.
+  // Records an appended data batch (its offsets assigned); also used by
+  // replay. A transactional batch opens its producer's transaction if none is.
   void update(const protocol::records::BatchHeader& batch, int64_t first_offset, int64_t timestamp);
+
+  // Kafka's checks of a marker the coordinator writes (appendEndTxnMarker):
+  // INVALID_PRODUCER_EPOCH for an epoch older than the producer's (under
+  // transaction version 2, where the coordinator bumps the epoch before
+  // each marker, also an equal one, unless no transaction is open: the
+  // retry of a marker already written); TRANSACTION_COORDINATOR_FENCED for
+  // a coordinator epoch older than the last marker's.
+  protocol::ErrorCode check_marker(int64_t producer_id, int16_t producer_epoch,
+                                   const protocol::records::EndTxnMarker& marker, int8_t transaction_version) const;
+  // Records an appended marker at `offset`: the producer takes its epoch
+  // and coordinator epoch, and its open transaction, if any, ends. Markers
+  // from replication or replay are applied unchecked, as Kafka's are.
+  std::optional<CompletedTxn> update_marker(int64_t producer_id, int16_t producer_epoch,
+                                            const protocol::records::EndTxnMarker& marker, int64_t offset,
+                                            int64_t timestamp);
+  // Kafka's lastStableOffset(completedTxn), the last stable offset an
+  // aborted-transaction index entry records: the first offset of the
+  // oldest transaction open by another producer, else the marker's offset + 1.
+  int64_t last_stable_offset(const CompletedTxn& txn) const;
+  // Kafka's completeTxn: after the index entry is written, the transaction
+  // waits for the high watermark to pass its marker.
+  void complete_txn(const CompletedTxn& txn);
+  // Kafka's onHighWatermarkUpdated: completed transactions whose marker is
+  // below `high_watermark` no longer hold the last stable offset back.
+  void on_high_watermark_updated(int64_t high_watermark);
+  // The first offset of the oldest open or unreplicated transaction.
+  std::optional<int64_t> first_unstable_offset() const;
+  // Open transactions by first offset (DescribeProducers, tests).
+  const std::map<int64_t, TxnMetadata>& ongoing_txns() const { return ongoing_; }
+
   // Drops producers whose last batch is `expiration_ms` or more before
-  // `now_ms` (Kafka's removeExpiredProducers).
+  // `now_ms` and that have no transaction open (Kafka's
+  // removeExpiredProducers and isProducerExpired).
   void expire(int64_t now_ms, int64_t expiration_ms);
   static bool is_expired(const ProducerEntry& entry, int64_t now_ms, int64_t expiration_ms) {
-    return now_ms - entry.last_timestamp >= expiration_ms;
+    return entry.current_txn_first_offset < 0 && now_ms - entry.last_timestamp >= expiration_ms;
   }
 
   // The unexpired producers as snapshot entries, by producer id.
   std::vector<storage::ProducerSnapshotEntry> snapshot_entries(int64_t now_ms, int64_t expiration_ms) const;
-  // Restores one producer from a snapshot: its epoch and its last batch.
+  // Restores one producer from a snapshot: its epoch, its last batch, its
+  // coordinator epoch and its open transaction.
   void load(const storage::ProducerSnapshotEntry& entry);
-  void clear() { producers_.clear(); }
+  void clear() {
+    producers_.clear();
+    ongoing_.clear();
+    unreplicated_.clear();
+  }
 
   const ProducerEntry* find(int64_t producer_id) const;
   size_t size() const { return producers_.size(); }
+  // Every producer with state here (DescribeProducers' active producers).
+  const std::unordered_map<int64_t, ProducerEntry>& entries() const { return producers_; }
 
  private:
+  // The epoch and sequence rules of check(), for a producer with state.
+  static SequenceCheck check_sequence(const ProducerEntry& entry, const protocol::records::BatchHeader& batch);
+
   std::unordered_map<int64_t, ProducerEntry> producers_;
+  // By first offset, so the oldest is first.
+  std::map<int64_t, TxnMetadata> ongoing_;
+  std::map<int64_t, TxnMetadata> unreplicated_;
 };
 
 }  // namespace runnel::broker

@@ -55,6 +55,22 @@ def uvarint(v):
     return bytes(out)
 
 
+def compact_string(s):
+    """A flexible version's (nullable) string: length + 1 as an unsigned varint."""
+    if s is None:
+        return uvarint(0)
+    b = s.encode()
+    return uvarint(len(b) + 1) + b
+
+
+def compact_array(items):
+    """A flexible version's array of already encoded items."""
+    return uvarint(len(items) + 1) + b"".join(items)
+
+
+TAGS = b"\x00"  # a flexible structure's empty tagged fields
+
+
 def varint(v):
     """Zigzag varint (varlong too: Python ints are unbounded)."""
     return uvarint((v << 1) ^ (v >> 63))
@@ -314,6 +330,10 @@ class Reader:
     def array(self, item):
         n = self.i32()
         return None if n < 0 else [item(self) for _ in range(n)]
+
+    def compact_array(self, item):
+        n = self.uvarint()
+        return None if n == 0 else [item(self) for _ in range(n - 1)]
 
     def done(self):
         return self.pos == len(self.data)

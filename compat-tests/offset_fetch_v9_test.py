@@ -27,80 +27,43 @@ GROUP = "fetch-v9-group"
 COMMITTED = {0: 11, 1: 22}
 
 
-def compact_string(s):
-    if s is None:
-        return w.uvarint(0)
-    b = s.encode()
-    return w.uvarint(len(b) + 1) + b
-
-
-def compact_array(items):
-    return w.uvarint(len(items) + 1) + b"".join(items)
-
-
-TAGS = w.uvarint(0)
-
-
 def offset_fetch_v9(correlation_id, groups):
     """groups: [(group_id, member_id or None, member_epoch, {topic: [partitions]})]."""
     items = []
     for group_id, member_id, epoch, topics in groups:
-        ts = [compact_string(t) + compact_array([w.i32(p) for p in ps]) + TAGS for t, ps in topics.items()]
-        items.append(compact_string(group_id) + compact_string(member_id) + w.i32(epoch) + compact_array(ts) + TAGS)
-    body = compact_array(items) + w.i8(0) + TAGS  # RequireStable false
+        ts = [w.compact_string(t) + w.compact_array([w.i32(p) for p in ps]) + w.TAGS for t, ps in topics.items()]
+        items.append(w.compact_string(group_id) + w.compact_string(member_id) + w.i32(epoch)
+                     + w.compact_array(ts) + w.TAGS)
+    body = w.compact_array(items) + w.i8(0) + w.TAGS  # RequireStable false
     return w.request(9, 9, correlation_id, body, flexible=True)
-
-
-class CompactReader(w.Reader):
-    def uvarint(self):
-        shift = value = 0
-        while True:
-            b = self.take(1)[0]
-            value |= (b & 0x7F) << shift
-            if b < 0x80:
-                return value
-            shift += 7
-
-    def compact_string(self):
-        n = self.uvarint()
-        return None if n == 0 else self.take(n - 1).decode()
-
-    def compact_array(self, item):
-        n = self.uvarint()
-        return None if n == 0 else [item(self) for _ in range(n - 1)]
-
-    def tags(self):
-        for _ in range(self.uvarint()):
-            self.uvarint()
-            self.take(self.uvarint())
 
 
 def parse_offset_fetch_v9(frame_after_correlation_id):
     """-> {group: (error, {(topic, partition): (offset, error)})}"""
-    r = CompactReader(frame_after_correlation_id)
-    r.tags()  # response header v1
+    r = w.Reader(frame_after_correlation_id)
+    r.skip_tags()  # response header v1
     r.i32()  # throttle time
 
     def partition(r):
         p, off, _epoch, _meta, err = r.i32(), r.i64(), r.i32(), r.compact_string(), r.i16()
-        r.tags()
+        r.skip_tags()
         return p, off, err
 
     def topic(r):
         name = r.compact_string()
         parts = r.compact_array(partition)
-        r.tags()
+        r.skip_tags()
         return name, parts
 
     def group(r):
         gid = r.compact_string()
         topics = r.compact_array(topic)
         err = r.i16()
-        r.tags()
+        r.skip_tags()
         return gid, err, topics
 
     groups = r.compact_array(group)
-    r.tags()
+    r.skip_tags()
     assert r.done(), "trailing bytes in OffsetFetch v9 response"
     out = {}
     for gid, err, topics in groups:

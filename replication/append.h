@@ -35,9 +35,25 @@ struct LeaderAppendRequest {
   int16_t required_acks = -1;
   int32_t min_insync_replicas = 1;  // the topic's min.insync.replicas
   bool log_append_time = false;     // message.timestamp.type=LogAppendTime (a duplicate reports its time)
+  // A transaction marker's transaction version (WriteTxnMarkers v2,
+  // KIP-1228), which decides how its producer epoch is checked.
+  int8_t transaction_version = 0;
   // Runs after the ISR check, as Kafka validates inside appendAsLeader.
   std::function<PreparedBatch()> validate;
 };
+
+// A batch the broker built itself (a coordinator's records, a transaction
+// marker): no client checks, only framed for the append, which rewrites
+// its base offset in place, so `batch` must outlive the append and belong
+// to it alone.
+inline std::function<PreparedBatch()> built_batch(protocol::Bytes& batch) {
+  return [&batch] {
+    PreparedBatch out;
+    out.bytes = std::span<uint8_t>(batch.data(), batch.size());
+    out.header = *protocol::records::read_batch_header(batch);
+    return out;
+  };
+}
 
 struct LeaderAppendResult {
   protocol::records::BatchStatus status;  // none: appended, or a duplicate acknowledged

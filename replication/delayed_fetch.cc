@@ -34,6 +34,11 @@ int64_t read_one(FetchPartition& f, int64_t budget, bool min_one_batch, const Fe
     out.last_stable_offset = read.offsets->last_stable_offset.value();
     out.log_start_offset = read.offsets->log_start_offset.value();
   }
+  if (params.isolation == FetchIsolation::txn_committed) {
+    // An empty list, not null, for read_committed, as Kafka answers.
+    auto& aborted = out.aborted_transactions.emplace();
+    for (const auto& t : read.aborted_transactions) aborted.push_back({t.producer_id, t.first_offset, {}});
+  }
   if (error != ErrorCode::none || read.records.length <= 0) return 0;
   out.records = protocol::Records::file(read.records);
   return read.records.length;

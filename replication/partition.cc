@@ -89,7 +89,19 @@ LeaderAppendResult Partition::append_records_as_leader(const LeaderAppendRequest
     return out;
   }
   const auto& header = batch.header;
-  if (header.producer_id >= 0) {
+  // A transaction marker (only a coordinator's append builds one; clients'
+  // control batches were refused by validation).
+  std::optional<protocol::records::EndTxnMarker> marker;
+  if (header.is_control()) {
+    marker = protocol::records::read_end_txn_marker(batch.bytes, header);
+    const ErrorCode e = marker ? producers_.check_marker(header.producer_id, header.producer_epoch, *marker,
+                                                         request.transaction_version)
+                               : ErrorCode::invalid_record;
+    if (e != ErrorCode::none) {
+      out.status = {e, {}, {}};
+      return out;
+    }
+  } else if (header.producer_id >= 0) {
     broker::SequenceCheck check = producers_.check(header);
     if (check.error != ErrorCode::none) {
       // The log refused it: Kafka reports the log start offset.
@@ -130,9 +142,17 @@ LeaderAppendResult Partition::append_records_as_leader(const LeaderAppendRequest
     if (auto ec = write_producer_snapshot(info->rolled_at))
       RLOG_WARN("%s-%d: producer snapshot at offset %lld: %s", topic_.c_str(), index(),
                 static_cast<long long>(info->rolled_at), ec.message().c_str());
-  if (header.producer_id >= 0)
-    producers_.update(header, info->base_offset,
-                      info->log_append_time_ms >= 0 ? info->log_append_time_ms : header.max_timestamp);
+  const int64_t timestamp = info->log_append_time_ms >= 0 ? info->log_append_time_ms : header.max_timestamp;
+  if (marker) {
+    if (auto ec = apply_marker(header, *marker, info->base_offset, timestamp, TxnIndexWrite::append)) {
+      // The marker is in the log, its index entry not: the log dir has failed.
+      RLOG_ERROR("%s-%d: aborted-transaction index: %s", topic_.c_str(), index(), ec.message().c_str());
+      out.status = {ErrorCode::kafka_storage_error, {}, {}};
+      return out;
+    }
+  } else if (header.producer_id >= 0) {
+    producers_.update(header, info->base_offset, timestamp);
+  }
   out.base_offset = Offset(info->base_offset);
   out.last_offset = Offset(info->last_offset);
   out.log_append_time_ms = info->log_append_time_ms;
@@ -154,6 +174,7 @@ bool Partition::maybe_increment_high_watermark() {
     candidate = std::min(candidate, follower);
   }
   if (!log_->maybe_increment_high_watermark(candidate.value())) return false;
+  on_high_watermark_moved();
   try_complete_delayed_requests();
   return true;
 }
@@ -298,7 +319,12 @@ storage::Result<FollowerAppend> Partition::append_records_as_follower(std::span<
     // Kafka's follower append (AppendOrigin.REPLICATION): the leader has
     // checked the sequences; the follower records them, so an idempotent
     // producer is still known here after a failover.
-    if (h->producer_id >= 0 && !h->is_control()) producers_.update(*h, h->base_offset, h->max_timestamp);
+    if (h->is_control()) {
+      if (auto marker = protocol::records::read_end_txn_marker(rest.first(h->total_size()), *h))
+        if (auto ec = apply_marker(*h, *marker, h->base_offset, h->max_timestamp, TxnIndexWrite::append)) return ec;
+    } else if (h->producer_id >= 0) {
+      producers_.update(*h, h->base_offset, h->max_timestamp);
+    }
     ++out.batches;
     out.bytes += static_cast<int64_t>(h->total_size());
     out.last_offset = Offset(info->last_offset);
@@ -309,8 +335,10 @@ storage::Result<FollowerAppend> Partition::append_records_as_follower(std::span<
 }
 
 void Partition::update_follower_high_watermark(Offset leader_high_watermark) {
-  if (log_->maybe_increment_high_watermark(std::min(leader_high_watermark, log_end_offset()).value()))
+  if (log_->maybe_increment_high_watermark(std::min(leader_high_watermark, log_end_offset()).value())) {
+    on_high_watermark_moved();
     fetch_watchers_.check_and_complete();
+  }
 }
 
 std::error_code Partition::maybe_increment_log_start_offset(Offset leader_log_start_offset) {
@@ -342,6 +370,12 @@ bool Partition::enough_replicas_reached(Offset required, int32_t min_insync_repl
   return true;
 }
 
+Offset Partition::last_stable_offset() const {
+  const Offset high_watermark = this->high_watermark();
+  const auto first_unstable = producers_.first_unstable_offset();
+  return first_unstable && Offset(*first_unstable) < high_watermark ? Offset(*first_unstable) : high_watermark;
+}
+
 Offset Partition::last_fetchable_offset(FetchIsolation isolation) const {
   switch (isolation) {
     case FetchIsolation::log_end: return log_end_offset();
@@ -369,6 +403,19 @@ PartitionRead Partition::read(Offset fetch_offset, int64_t max_bytes, FetchIsola
     return out;
   }
   out.records = read->records;
+  if (isolation == FetchIsolation::txn_committed) {
+    // Every aborted transaction from the fetch offset up to the last stable
+    // offset: Kafka bounds it by the end of the batches read, a narrower
+    // range; consumers skip entries past their records, so the answer
+    // reads the same.
+    auto aborted = log_->collect_aborted_txns(fetch_offset.value(), out.offsets->last_stable_offset.value());
+    if (!aborted) {
+      out.error = read_error(aborted.error());
+      out.records = {};
+      return out;
+    }
+    out.aborted_transactions = std::move(*aborted);
+  }
   return out;
 }
 
@@ -410,7 +457,26 @@ EpochEndOffset Partition::last_offset_for_leader_epoch(std::optional<LeaderEpoch
   return out;
 }
 
-std::error_code Partition::replay_producers(int64_t from, int64_t to) {
+std::error_code Partition::apply_marker(const protocol::records::BatchHeader& header,
+                                        const protocol::records::EndTxnMarker& marker, int64_t offset,
+                                        int64_t timestamp, TxnIndexWrite index) {
+  auto done = producers_.update_marker(header.producer_id, header.producer_epoch, marker, offset, timestamp);
+  if (!done) return {};
+  // Kafka's UnifiedLog.append: the entry records the last stable offset as
+  // it stands with this transaction decided, then the transaction waits
+  // for the high watermark.
+  if (done->aborted && index != TxnIndexWrite::none) {
+    const storage::AbortedTxn entry{done->producer_id, done->first_offset, done->last_offset,
+                                    producers_.last_stable_offset(*done)};
+    if (auto ec = index == TxnIndexWrite::append ? log_->append_aborted_txn(entry)
+                                                 : log_->append_aborted_txn_during_rebuild(entry))
+      return ec;
+  }
+  producers_.complete_txn(*done);
+  return {};
+}
+
+std::error_code Partition::replay_producers(int64_t from, int64_t to, int64_t index_from) {
   // Batch headers only, read through the log in chunks of whole batches so
   // memory stays bounded.
   constexpr int64_t kChunk = 1 << 20;
@@ -428,7 +494,14 @@ std::error_code Partition::replay_producers(int64_t from, int64_t to) {
     int64_t next = offset;
     while (auto b = it.next()) {
       const auto& h = b->header;
-      if (h.producer_id >= 0 && !h.is_control()) producers_.update(h, h.base_offset, h.max_timestamp);
+      if (h.is_control()) {
+        if (auto marker = protocol::records::read_end_txn_marker(b->bytes, h))
+          if (auto ec = apply_marker(h, *marker, h.base_offset, h.max_timestamp,
+                                     index_from >= 0 ? TxnIndexWrite::rebuild : TxnIndexWrite::none))
+            return ec;
+      } else if (h.producer_id >= 0) {
+        producers_.update(h, h.base_offset, h.max_timestamp);
+      }
       next = h.last_offset() + 1;
     }
     if (next <= offset) break;  // no progress: nothing more to read
@@ -449,12 +522,19 @@ std::error_code Partition::load_producer_state(int64_t now_ms, int64_t expiratio
   if (auto ec = storage::delete_producer_snapshots_after(dir, end)) return ec;
   if (auto ec = storage::delete_producer_snapshots_before(dir, start + 1)) return ec;
 
+  // Aborted-transaction indexes the log did not trust when it opened are
+  // rebuilt by this replay, once: it must then start at or before the
+  // first of them.
+  const int64_t index_from = txn_index_rebuilt_ ? -1 : log_->txn_index_rebuild_from();
+  txn_index_rebuilt_ = true;
+
   // The latest snapshot that reads back whole; a corrupt one is deleted
   // and the next older one tried.
   int64_t loaded_at = start;
   bool loaded = false;
   auto snapshots = storage::list_producer_snapshots(dir);
   for (auto it = snapshots.rbegin(); it != snapshots.rend() && !loaded; ++it) {
+    if (index_from >= 0 && *it > index_from) continue;
     auto entries = storage::read_producer_snapshot(dir, *it);
     if (!entries) {
       if (entries.error() != storage::StorageErrc::corrupt_checkpoint) return entries.error();
@@ -464,7 +544,7 @@ std::error_code Partition::load_producer_state(int64_t now_ms, int64_t expiratio
       continue;
     }
     for (const auto& e : *entries)
-      if (now_ms - e.timestamp < expiration_ms) producers_.load(e);
+      if (now_ms - e.timestamp < expiration_ms || e.current_txn_first_offset >= 0) producers_.load(e);
     loaded_at = *it;
     loaded = true;
   }
@@ -483,7 +563,7 @@ std::error_code Partition::load_producer_state(int64_t now_ms, int64_t expiratio
   int64_t at = loaded_at;
   for (int64_t target : snapshot_at) {
     if (target <= at) continue;
-    if (auto ec = replay_producers(at, target)) return ec;
+    if (auto ec = replay_producers(at, target, index_from)) return ec;
     at = target;
     auto entries = producers_.snapshot_entries(now_ms, expiration_ms);
     if (auto ec = storage::write_producer_snapshot(dir, at, entries)) return ec;
@@ -491,7 +571,8 @@ std::error_code Partition::load_producer_state(int64_t now_ms, int64_t expiratio
   RLOG_DEBUG("%s-%d: producer state from %s at %lld, replayed to %lld: %zu producer(s)", topic_.c_str(), index(),
              loaded ? "snapshot" : "log start", static_cast<long long>(loaded_at), static_cast<long long>(end),
              producers_.size());
-
+  // Transactions the replay completed below the high watermark are stable.
+  on_high_watermark_moved();
   return {};
 }
 

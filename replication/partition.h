@@ -14,8 +14,12 @@
 // ISR (Kafka's maybeIncrementHighWatermark). The log only stores it, since
 // retention and the cleaner must not pass it (Kafka's UnifiedLog does the
 // same). With one replica it is the log end offset after every append.
-// There are no transactions yet, so the last stable offset is the high
-// watermark.
+// The last stable offset is the first offset of the oldest transaction not
+// yet decided and replicated (the producer state's first unstable offset),
+// or the high watermark when that is lower or none is. A transaction's
+// marker comes from its coordinator (WriteTxnMarkers) as a control batch;
+// an aborted transaction is recorded in the log's aborted-transaction index
+// (storage/transaction_index.h), which read_committed reads return.
 //
 // Event-loop state: everything but the log (which locks itself) belongs to
 // the broker's loop.
@@ -34,8 +38,10 @@
 #include "broker/delayed_operations.h"
 #include "broker/producer_state.h"
 #include "protocol/error_codes.h"
+#include "protocol/records/control_record.h"
 #include "replication/append.h"
 #include "storage/log.h"
+#include "storage/transaction_index.h"
 
 namespace runnel::replication {
 
@@ -89,6 +95,9 @@ struct PartitionRead {
   // same way: the largest epoch <= it here and that epoch's end offset
   // (Kafka's FetchResponse DivergingEpoch). No records then.
   std::optional<EpochEndOffset> diverging_epoch;
+  // read_committed: the aborted transactions the records may hold (Kafka's
+  // FetchDataInfo.abortedTransactions), oldest first.
+  std::vector<storage::AbortedTxn> aborted_transactions;
 };
 
 // Who sent a replica's fetch (Kafka's FetchParams.replicaId/replicaEpoch).
@@ -141,7 +150,7 @@ class Partition {
   const std::vector<NodeId>& isr() const { return state_.isr; }
 
   Offset high_watermark() const { return Offset(log_->high_watermark()); }
-  Offset last_stable_offset() const { return high_watermark(); }
+  Offset last_stable_offset() const;
   Offset log_start_offset() const { return Offset(log_->log_start_offset()); }
   Offset log_end_offset() const { return Offset(log_->log_end_offset()); }
 
@@ -265,7 +274,21 @@ class Partition {
   // ISR. Wakes every waiting operation when it moves.
   bool maybe_increment_high_watermark();
   Offset last_fetchable_offset(FetchIsolation isolation) const;
-  std::error_code replay_producers(int64_t from, int64_t to);
+  // Replays the producer state over [from, to); with `index_from` >= 0
+  // (Log::txn_index_rebuild_from) aborted transactions are re-recorded in
+  // the indexes the log did not trust (the log skips those below it).
+  std::error_code replay_producers(int64_t from, int64_t to, int64_t index_from);
+  // How an aborted transaction reaches the log's index: appended (a new
+  // marker), re-recorded where the log did not trust its index (replay), or
+  // not at all (replay of what the index already holds).
+  enum class TxnIndexWrite : uint8_t { none, append, rebuild };
+  // A marker appended at `offset`, from any origin: the producer's
+  // transaction ends, and if aborted is recorded in the index as `index` says.
+  std::error_code apply_marker(const protocol::records::BatchHeader& header,
+                               const protocol::records::EndTxnMarker& marker, int64_t offset, int64_t timestamp,
+                               TxnIndexWrite index);
+  // The high watermark moved: completed transactions below it are stable.
+  void on_high_watermark_moved() { producers_.on_high_watermark_updated(log_->high_watermark()); }
   std::error_code write_producer_snapshot(int64_t offset);
 
   std::string topic_;
@@ -291,6 +314,9 @@ class Partition {
   broker::WatchList delete_records_watchers_;
   broker::ProducerStateTable producers_;
   int64_t producer_expiration_ms_ = 86'400'000;
+  // Whether the log's untrusted aborted-transaction indexes were rebuilt
+  // (once, by the first producer-state load).
+  bool txn_index_rebuilt_ = false;
 };
 
 }  // namespace runnel::replication

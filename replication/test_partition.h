@@ -14,12 +14,7 @@ inline LeaderAppendRequest client_append(storage::testing::Bytes& batch, int16_t
   LeaderAppendRequest r;
   r.required_acks = acks;
   r.min_insync_replicas = min_isr;
-  r.validate = [&batch] {
-    PreparedBatch p;
-    p.bytes = std::span<uint8_t>(batch.data(), batch.size());
-    p.header = *protocol::records::read_batch_header(batch);
-    return p;
-  };
+  r.validate = built_batch(batch);
   return r;
 }
 

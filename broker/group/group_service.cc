@@ -215,22 +215,6 @@ void GroupService::schedule_offsets_expiration() {
   });
 }
 
-namespace {
-
-// The coordinator's batch needs no client checks (Kafka's
-// AppendOrigin.COORDINATOR): it is only framed for the append. A plain
-// function, so the lambda never captures a coroutine parameter (GCC 12).
-std::function<replication::PreparedBatch()> built_batch(Bytes& batch) {
-  return [&batch] {
-    replication::PreparedBatch out;
-    out.bytes = std::span<uint8_t>(batch.data(), batch.size());
-    out.header = *rec::read_batch_header(batch);
-    return out;
-  };
-}
-
-}  // namespace
-
 // As Kafka's coordinators write: acks=all through the replica manager, with
 // the topic's min.insync.replicas, waiting up to offsets.commit.timeout.ms
 // for the high watermark to pass the records; then, with
@@ -241,7 +225,7 @@ awaitable<std::error_code> GroupService::write_batch(std::shared_ptr<replication
   entry.partition = part;
   entry.request.origin = replication::AppendOrigin::coordinator;
   entry.request.min_insync_replicas = min_isr;
-  entry.request.validate = built_batch(batch);
+  entry.request.validate = replication::built_batch(batch);
   const auto timeout = std::chrono::milliseconds(broker_.config().get_int("offsets.commit.timeout.ms"));
   co_await broker_.replica_manager().append_records(-1, timeout, std::span(&entry, 1));
   if (!entry.result.ok()) {
