@@ -68,17 +68,14 @@ awaitable<p::WriteTxnMarkersResponse> handle<p::WriteTxnMarkersApi>(RequestConte
           e.result.status = {ErrorCode::cluster_authorization_failed, {}, {}};
           continue;
         }
-        e.partition = b.replica_manager().get_partition(topic.name, PartitionId(index));
+        auto t = b.topics().find(topic.name);
+        e.partition = t ? b.replica_manager().get_partition(topic.name, PartitionId(index)) : nullptr;
         if (!e.partition) {
-          e.result.status = {b.topics().find(topic.name)
-                                 ? b.replica_manager().missing_partition_error(topic.name, PartitionId(index))
-                                 : ErrorCode::unknown_topic_or_partition,
-                             {}, {}};
+          e.result.status = {b.replica_manager().missing_partition_error(topic.name, PartitionId(index)), {}, {}};
           continue;
         }
-        auto topic_config = b.topics().find(topic.name);
         e.request.origin = replication::AppendOrigin::coordinator;
-        e.request.min_insync_replicas = topic_config ? topic_config->config.min_insync_replicas : 1;
+        e.request.min_insync_replicas = t->config.min_insync_replicas;
         e.request.transaction_version = marker.transaction_version;
         e.request.validate = replication::built_batch(batches.emplace_back(
             p::records::build_end_txn_marker_batch(marker.producer_id, marker.producer_epoch, end, now_ms)));
