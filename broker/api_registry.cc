@@ -36,6 +36,9 @@ const auto kRoutes = std::to_array<ApiRoute>({
     route<DeleteRecordsApi>(),
     route<InitProducerIdApi>(),
     route<OffsetForLeaderEpochApi>(),
+    route<AddPartitionsToTxnApi>(),
+    route<AddOffsetsToTxnApi>(),
+    route<EndTxnApi>(0, 4),  // v5 is transaction protocol v2: not finalized here
     route<WriteTxnMarkersApi>(),
     route<DescribeAclsApi>(),
     route<CreateAclsApi>(),

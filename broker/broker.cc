@@ -5,6 +5,7 @@
 #include "base/clock.h"
 #include "broker/connection.h"
 #include "broker/group/group_service.h"
+#include "broker/transaction/transaction_service.h"
 #include "broker/logging.h"
 #include "broker/scram_credential_manager.h"
 #include "broker/security_config.h"
@@ -109,6 +110,7 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
   if (auto ec = wait_at_startup(producer_ids_->load()))
     throw std::runtime_error("cannot read runnel-producer-ids: " + ec.message());
   groups_ = std::make_unique<group::GroupService>(*this);
+  transactions_ = std::make_unique<transaction::TransactionService>(*this);
 }
 
 Broker::~Broker() { blocking_.join(); }
@@ -350,6 +352,7 @@ void Broker::start_background_work() {
   asio::co_spawn(io_, storage_ticks(), asio::detached);
   asio::co_spawn(io_, producer_expiration_checks(), asio::detached);
   groups_->start();
+  transactions_->start();
 }
 
 awaitable<void> Broker::storage_ticks() {

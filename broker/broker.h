@@ -35,6 +35,9 @@ class ScramCredentialManager;
 namespace group {
 class GroupService;
 }
+namespace transaction {
+class TransactionService;
+}
 
 class Broker {
  public:
@@ -86,6 +89,7 @@ class Broker {
   // made) and this broker has acted on it; false after `limit`.
   awaitable<bool> wait_for_image(int64_t revision, std::chrono::milliseconds limit);
   group::GroupService& groups() { return *groups_; }
+  transaction::TransactionService& transactions() { return *transactions_; }
   // The authorizer and its ACLs; null without authorizer.class.name, when
   // every request is allowed (Kafka without an authorizer).
   AclManager* acls() { return acls_.get(); }
@@ -193,6 +197,7 @@ class Broker {
   bool stopping_ = false;
   // Last, so it is destroyed first: it uses the topics and the logs.
   std::unique_ptr<group::GroupService> groups_;
+  std::unique_ptr<transaction::TransactionService> transactions_;
 };
 
 }  // namespace runnel::broker

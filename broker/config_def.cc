@@ -34,7 +34,6 @@ const std::vector<std::string> kCompressionTypes = {"uncompressed", "zstd", "lz4
 const std::vector<std::string> kCleanupPolicies = {"compact", "delete"};
 const std::vector<std::string> kTimestampTypes = {"CreateTime", "LogAppendTime"};
 constexpr const char* kSingleController = "a single Runnel node is its own controller";
-constexpr const char* kNoTransactions = "transactions are not implemented yet";
 constexpr const char* kKernelBuffers = "sockets keep the kernel's default buffer sizes";
 constexpr const char* kOpenSsl = "TLS is OpenSSL's: the version is negotiated within ssl.enabled.protocols, with OpenSSL's key and trust handling and random numbers";
 constexpr const char* kNoBrokerTls = "a single node connects to no other broker (a cluster's replica fetchers check the leader's host name with it)";
@@ -181,16 +180,20 @@ const std::vector<ConfigKey> kBrokerKeys = {
     // Producers and transactions.
     {"producer.id.expiration.ms", T::int_, "86400000", at_least(1), I::low},
     {"producer.id.expiration.check.interval.ms", T::int_, "600000", at_least(1), I::low},
-    {"transactional.id.expiration.ms", T::int_, "604800000", at_least(1), I::high, nullptr, DynamicUpdate::read_only,
-     kNoTransactions},
-    {"transaction.state.log.num.partitions", T::int_, "50", at_least(1), I::high, nullptr, DynamicUpdate::read_only,
-     kNoTransactions},
+    {"transactional.id.expiration.ms", T::int_, "604800000", at_least(1), I::high, nullptr, DynamicUpdate::read_only},
+    {"transaction.state.log.num.partitions", T::int_, "50", at_least(1), I::high, nullptr, DynamicUpdate::read_only},
     {"transaction.state.log.replication.factor", T::int_, "3", range(1, INT16_MAX), I::high, nullptr,
-     DynamicUpdate::read_only, kNoTransactions},
+     DynamicUpdate::read_only, "a single node creates __transaction_state with replication factor 1", true},
     {"transaction.state.log.min.isr", T::int_, "2", at_least(1), I::high, nullptr, DynamicUpdate::read_only,
-     kNoTransactions},
-    {"transaction.max.timeout.ms", T::int_, "900000", at_least(1), I::high, nullptr, DynamicUpdate::read_only,
-     kNoTransactions},
+     "a single node's __transaction_state has one replica, so its min.insync.replicas is 1", true},
+    {"transaction.state.log.segment.bytes", T::int_, "104857600", at_least(1), I::high, nullptr,
+     DynamicUpdate::read_only},
+    {"transaction.max.timeout.ms", T::int_, "900000", at_least(1), I::high, nullptr, DynamicUpdate::read_only},
+    {"transaction.abort.timed.out.transaction.cleanup.interval.ms", T::int_, "10000", at_least(1), I::low, nullptr,
+     DynamicUpdate::read_only},
+    {"transaction.remove.expired.transaction.cleanup.interval.ms", T::int_, "3600000", at_least(1), I::low, nullptr,
+     DynamicUpdate::read_only},
+    {"transaction.partition.verification.enable", T::boolean, "true", {}, I::low},
     // KRaft settings found in Kafka's sample server.properties; a single
     // Runnel node is its own controller, so they are read and not needed.
     {"process.roles", T::list, nullptr, one_of({"broker", "controller"}), I::high, nullptr, DynamicUpdate::read_only,

@@ -179,13 +179,13 @@ TEST_CASE("no key is declared twice, and the keys not acted on are explained", "
       REQUIRE(std::string(key.not_acted_on).size() > 10);
       REQUIRE(key.update == DynamicUpdate::read_only);
     }
-  REQUIRE(not_acted_on == 25);  // 6 of them ssl.* keys OpenSSL has no use for (config_def.cc)
-  auto c = broker_with({{"transaction.max.timeout.ms", "60000"}, {"log.cleaner.threads", "2"}});
+  REQUIRE(not_acted_on == 22);  // 6 of them ssl.* keys OpenSSL has no use for (config_def.cc)
+  auto c = broker_with({{"transaction.state.log.replication.factor", "1"}, {"log.cleaner.threads", "2"}});
   auto reported = c.accepted_not_acted_on();
   REQUIRE(reported.size() == 2);
   REQUIRE(reported[0] == std::pair<std::string, std::string>{"log.cleaner.threads",
                                                              "the cleaner runs in the periodic background log work"});
-  REQUIRE(reported[1].first == "transaction.max.timeout.ms");
+  REQUIRE(reported[1].first == "transaction.state.log.replication.factor");
 }
 
 TEST_CASE("a double is validated as a double, out of range rejected with Kafka's message", "[config_def]") {

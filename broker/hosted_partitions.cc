@@ -4,6 +4,7 @@
 
 #include "broker/broker.h"
 #include "broker/group/group_service.h"
+#include "broker/transaction/transaction_service.h"
 #include "broker/logging.h"
 
 namespace runnel::broker {
@@ -192,6 +193,7 @@ awaitable<void> HostedPartitions::remove_topic(std::string name) {
   }
   table.unpublish(*topic);
   if (name == group::kOffsetsTopic) broker_.groups().offsets_topic_deleted();
+  if (name == transaction::kTransactionStateTopic) broker_.transactions().state_topic_deleted();
   (void)co_await broker_.run_blocking(removing_partition_logs(broker_.logs(), name, std::move(indexes)));
   for (auto& p : removed) p->try_complete_delayed_requests();
   RLOG_INFO("deleted topic %s: its replicas here are removed", name.c_str());

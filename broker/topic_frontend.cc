@@ -6,6 +6,7 @@
 
 #include "broker/broker.h"
 #include "broker/group/group_service.h"
+#include "broker/transaction/transaction_service.h"
 #include "broker/logging.h"
 #include "cluster/etcd/key_layout.h"
 #include "cluster/partition_change.h"
@@ -138,6 +139,7 @@ awaitable<TopicError> TopicFrontend::remove(std::string name) {
   if (!topic) co_return TopicError{ErrorCode::unknown_topic_or_partition, "This server does not host this topic-partition."};
   t.unpublish(*topic);
   if (name == group::kOffsetsTopic) broker_.groups().offsets_topic_deleted();
+  if (name == transaction::kTransactionStateTopic) broker_.transactions().state_topic_deleted();
   std::vector<std::shared_ptr<Partition>> removed = broker_.replica_manager().remove_topic(name);
   {
     Reservation reserved(t, name, released_);

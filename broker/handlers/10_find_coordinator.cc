@@ -6,16 +6,19 @@
 // not fenced) and has that listener, else COORDINATOR_NOT_AVAILABLE; a
 // cluster without the topic starts its creation and answers
 // COORDINATOR_NOT_AVAILABLE meanwhile. v0-3 carry one key; v4+ a batch of
-// keys, each with its own error. Runnel has no transaction coordinator yet,
-// so transactional ids get TRANSACTIONAL_ID_AUTHORIZATION_FAILED, Kafka's
-// answer for an id the client may not use: clients fail at once, where
-// COORDINATOR_NOT_AVAILABLE is retried for ever (franz-go). InitProducerId
-// and Produce answer transactional ids the same way. Share groups (2) are
-// refused. A group needs DESCRIBE (GROUP_AUTHORIZATION_FAILED), as Kafka.
+// keys, each with its own error. A transactional id (1) needs DESCRIBE on it
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); a single node coordinates every
+// id and creates __transaction_state on the first such request. A cluster
+// does not coordinate transactions yet, so there transactional ids get
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients fail on at once,
+// where COORDINATOR_NOT_AVAILABLE is retried for ever (franz-go). Share
+// groups (2) are refused. A group needs DESCRIBE (GROUP_AUTHORIZATION_FAILED),
+// as Kafka.
 #include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/group/group_service.h"
 #include "broker/handlers/handlers.h"
+#include "broker/transaction/transaction_service.h"
 #include "protocol/error_codes.h"
 
 namespace runnel::broker {
@@ -55,22 +58,30 @@ Answer find_in_cluster(Broker& b, const std::string& group_id, const std::string
   return {};
 }
 
+// This node, at the endpoint a client on `listener` uses, once `topic` exists.
+Answer this_node(Broker& b, const char* topic, const std::string& listener, Node& node) {
+  if (!b.topics().find(topic)) return coordinator_not_available();
+  const cluster::BrokerRegistration* self = b.metadata_cache()->broker(NodeId(b.node_id()));
+  const cluster::BrokerEndpoint* e = self ? endpoint_for(*self, listener) : nullptr;
+  if (!e) return coordinator_not_available();
+  node = {self->id.value(), e->host, e->port};
+  return {};
+}
+
 Answer find(const RequestContext& ctx, int8_t key_type, const std::string& key, Node& node) {
   Broker& b = ctx.broker;
   const std::string& listener = ctx.listener_name;
   if (key_type == 0 && !authorized(ctx, AclOperation::describe, ResourceType::group, key))
     return {ErrorCode::group_authorization_failed, "Group authorization failed."};
   if (key_type == 0 && b.in_cluster()) return find_in_cluster(b, key, listener, node);
-  if (key_type == 0) {
-    // Created when a group first needs it (handle<> waited for that).
-    if (!b.topics().find(group::kOffsetsTopic)) return coordinator_not_available();
-    const cluster::BrokerRegistration* self = b.metadata_cache()->broker(NodeId(b.node_id()));
-    const cluster::BrokerEndpoint* e = self ? endpoint_for(*self, listener) : nullptr;
-    if (!e) return coordinator_not_available();
-    node = {self->id.value(), e->host, e->port};
-    return {};
+  // Created when a group first needs it (handle<> waited for that).
+  if (key_type == 0) return this_node(b, group::kOffsetsTopic, listener, node);
+  if (key_type == 1) {
+    if (!authorized(ctx, AclOperation::describe, ResourceType::transactional_id, key) ||
+        !b.transactions().enabled())
+      return {ErrorCode::transactional_id_authorization_failed, "Transactional Id authorization failed."};
+    return this_node(b, transaction::kTransactionStateTopic, listener, node);
   }
-  if (key_type == 1) return {ErrorCode::transactional_id_authorization_failed, "Transactional Id authorization failed."};
   return {ErrorCode::invalid_request, "Unknown coordinator type: " + std::to_string(key_type)};
 }
 
@@ -84,6 +95,7 @@ awaitable<p::FindCoordinatorResponse> handle<p::FindCoordinatorApi>(RequestConte
   // a single node answers once it is there, its disk work off the loop.
   if (req.key_type == 0 && !b.in_cluster() && !b.topics().find(group::kOffsetsTopic))
     (void)co_await b.groups().offsets_topic_ready();
+  if (req.key_type == 1 && b.transactions().enabled()) (void)co_await b.transactions().state_topic_ready();
   if (ctx.api_version() < 4) {
     Node node;
     Answer a = find(ctx, req.key_type, req.key, node);

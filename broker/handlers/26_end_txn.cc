@@ -1,0 +1,32 @@
+// EndTxn (key 26): commit or abort. As Kafka's handleEndTxnRequest: WRITE
+// on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then the
+// coordinator writes PrepareCommit or PrepareAbort and answers; the markers
+// follow (transaction/transaction_coordinator.h). v0-1 get
+// INVALID_PRODUCER_EPOCH for PRODUCER_FENCED. v5 (transaction protocol v2,
+// which bumps the epoch at every end) is not served: this broker finalizes
+// no transaction.version.
+#include "broker/authorization.h"
+#include "broker/broker.h"
+#include "broker/handlers/handlers.h"
+#include "broker/transaction/transaction_service.h"
+#include "protocol/error_codes.h"
+
+namespace runnel::broker {
+
+template <>
+awaitable<p::EndTxnResponse> handle<p::EndTxnApi>(RequestContext& ctx, p::EndTxnRequest& req) {
+  Broker& b = ctx.broker;
+  p::EndTxnResponse resp;
+  if (!authorized(ctx, AclOperation::write, ResourceType::transactional_id, req.transactional_id) ||
+      !b.transactions().enabled()) {
+    resp.error_code = p::code(p::ErrorCode::transactional_id_authorization_failed);
+    co_return resp;
+  }
+  p::ErrorCode e = co_await b.transactions().coordinator().end_transaction(req.transactional_id, req.producer_id,
+                                                                          req.producer_epoch, req.committed);
+  if (e == p::ErrorCode::producer_fenced && ctx.api_version() < 2) e = p::ErrorCode::invalid_producer_epoch;
+  resp.error_code = p::code(e);
+  co_return resp;
+}
+
+}  // namespace runnel::broker

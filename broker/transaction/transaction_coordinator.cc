@@ -1,0 +1,484 @@
+#include "broker/transaction/transaction_coordinator.h"
+
+#include "broker/logging.h"
+#include "broker/transaction/transaction_log.h"
+
+namespace runnel::broker::transaction {
+
+namespace {
+
+using S = TransactionState;
+
+InitProducerIdResult init_error(ErrorCode e) { return {e, kNoProducerId, kNoProducerEpoch}; }
+
+bool is_prepare(TransactionState s) { return s == S::prepare_commit || s == S::prepare_abort; }
+
+// TransactionStateManager.appendTransactionToLog's mapping of the produce
+// error to the one the coordinator answers.
+ErrorCode coordinator_error(ErrorCode e) {
+  switch (e) {
+    case ErrorCode::unknown_topic_or_partition:
+    case ErrorCode::not_enough_replicas:
+    case ErrorCode::not_enough_replicas_after_append:
+    case ErrorCode::request_timed_out:
+      return ErrorCode::coordinator_not_available;
+    case ErrorCode::not_leader_or_follower:
+    case ErrorCode::kafka_storage_error:
+      return ErrorCode::not_coordinator;
+    case ErrorCode::message_too_large:
+    case ErrorCode::record_list_too_large:
+      return ErrorCode::unknown_server_error;
+    default:
+      return e;
+  }
+}
+
+// TransactionMarkerRequestCompletionHandler: which partition answers are
+// retried. Anything not listed (Kafka throws IllegalStateException for it)
+// is logged and retried too: a marker is never given up on silently.
+enum class MarkerOutcome { written, retry, fenced };
+
+MarkerOutcome marker_outcome(ErrorCode e) {
+  switch (e) {
+    case ErrorCode::none:
+    case ErrorCode::unsupported_for_message_format:
+    case ErrorCode::unsupported_version:
+      return MarkerOutcome::written;
+    case ErrorCode::invalid_producer_epoch:
+    case ErrorCode::transaction_coordinator_fenced:
+      return MarkerOutcome::fenced;
+    default:
+      return MarkerOutcome::retry;
+  }
+}
+
+}  // namespace
+
+TransactionCoordinator::TransactionCoordinator(asio::any_io_executor ex, CoordinatorConfig config, TxnStateLog& log,
+                                               TxnMarkerChannel& markers, ProducerIdSource& ids, const Clock& clock)
+    : ex_(std::move(ex)), config_(config), log_(log), markers_(markers), ids_(ids), clock_(clock) {}
+
+int32_t TransactionCoordinator::partition_for(const std::string& transactional_id) const {
+  return transaction_partition_for(transactional_id, config_.state_partitions);
+}
+
+void TransactionCoordinator::begin_loading(int32_t partition, int32_t coordinator_epoch) {
+  StatePartition& sp = partitions_[partition];
+  sp.loading = true;
+  sp.coordinator_epoch = coordinator_epoch;
+  sp.txns.clear();
+}
+
+bool TransactionCoordinator::replay(int32_t partition, protocol::ByteView key, std::optional<protocol::ByteView> value) {
+  auto it = partitions_.find(partition);
+  if (it == partitions_.end()) return true;
+  auto k = decode_key(key);
+  if (!k) return false;
+  const std::string& id = k.value->transactional_id;
+  if (!value) {
+    it->second.txns.erase(id);
+    return true;
+  }
+  auto v = decode_value(*value);
+  if (!v) return false;
+  auto md = metadata_from_log_value(id, *v.value);
+  if (!md) return false;
+  it->second.txns[id] = std::make_shared<TransactionMetadata>(std::move(*md.value));
+  return true;
+}
+
+void TransactionCoordinator::end_loading(int32_t partition) {
+  auto it = partitions_.find(partition);
+  if (it == partitions_.end()) return;
+  StatePartition& sp = it->second;
+  sp.loading = false;
+  // TransactionStateManager.loadTransactionsForTxnTopicPartition: a
+  // transaction that ended in the log but whose markers may not all be
+  // written gets them again.
+  for (auto& [id, md] : sp.txns) {
+    if (!is_prepare(md->state) || md->pending_transition_in_progress()) continue;
+    const bool commit = md->state == S::prepare_commit;
+    std::set<TopicPartition> parts = md->topic_partitions;
+    auto complete = md->prepare_complete(clock_.wall_ms());
+    if (!complete) {
+      RLOG_ERROR("transactional id %s: %s", id.c_str(), complete.error().message.c_str());
+      continue;
+    }
+    send_markers(id, sp.coordinator_epoch, md, std::move(parts), commit, complete.value());
+  }
+}
+
+void TransactionCoordinator::unload_partition(int32_t partition) { partitions_.erase(partition); }
+
+bool TransactionCoordinator::is_loading(int32_t partition) const {
+  auto it = partitions_.find(partition);
+  return it != partitions_.end() && it->second.loading;
+}
+
+TransactionCoordinator::Found TransactionCoordinator::get(const std::string& transactional_id) const {
+  auto it = partitions_.find(partition_for(transactional_id));
+  if (it == partitions_.end()) return {ErrorCode::not_coordinator, 0, nullptr};
+  if (it->second.loading) return {ErrorCode::coordinator_load_in_progress, 0, nullptr};
+  auto t = it->second.txns.find(transactional_id);
+  return {ErrorCode::none, it->second.coordinator_epoch, t == it->second.txns.end() ? nullptr : t->second};
+}
+
+std::shared_ptr<TransactionMetadata> TransactionCoordinator::still(
+    const std::string& transactional_id, int32_t coordinator_epoch,
+    const std::shared_ptr<TransactionMetadata>& md) const {
+  Found f = get(transactional_id);
+  if (f.error != ErrorCode::none || f.coordinator_epoch != coordinator_epoch || f.metadata != md) return nullptr;
+  return f.metadata;
+}
+
+TransactionCoordinator::Lookup TransactionCoordinator::find(const std::string& transactional_id) const {
+  Found f = get(transactional_id);
+  return {f.error, f.metadata.get()};
+}
+
+std::vector<const TransactionMetadata*> TransactionCoordinator::all(bool& loading) const {
+  std::vector<const TransactionMetadata*> out;
+  loading = false;
+  for (const auto& [p, sp] : partitions_) {
+    if (sp.loading) {
+      loading = true;
+      continue;
+    }
+    for (const auto& [id, md] : sp.txns) out.push_back(md.get());
+  }
+  return out;
+}
+
+awaitable<ErrorCode> TransactionCoordinator::append_transit(std::string transactional_id, int32_t coordinator_epoch,
+                                                            std::shared_ptr<TransactionMetadata> md,
+                                                            TxnTransitMetadata transit, bool keep_pending_on_retry) {
+  auto key = key_to_bytes(transactional_id);
+  std::optional<protocol::Bytes> value;
+  if (transit.txn_state != S::dead) value = value_to_bytes(transit, config_.level);
+  if (!key || (transit.txn_state != S::dead && !value)) {
+    md->pending_state.reset();
+    co_return ErrorCode::unknown_server_error;
+  }
+  ErrorCode error = coordinator_error(co_await log_.append(partition_for(transactional_id), std::move(*key),
+                                                           std::move(value)));
+  auto current = still(transactional_id, coordinator_epoch, md);
+  if (!current) co_return ErrorCode::not_coordinator;
+  if (error != ErrorCode::none) {
+    if (!(keep_pending_on_retry && error == ErrorCode::coordinator_not_available)) md->pending_state.reset();
+    co_return error;
+  }
+  if (auto err = md->complete_transition_to(transit)) {
+    RLOG_ERROR("transactional id %s: %s", transactional_id.c_str(), err->message.c_str());
+    md->pending_state.reset();
+    co_return err->error;
+  }
+  co_return ErrorCode::none;
+}
+
+awaitable<InitProducerIdResult> TransactionCoordinator::init_producer_id(std::string transactional_id,
+                                                                         int32_t txn_timeout_ms,
+                                                                         std::optional<ProducerIdAndEpoch> expected) {
+  if (transactional_id.empty()) co_return init_error(ErrorCode::invalid_request);
+  if (txn_timeout_ms <= 0 || txn_timeout_ms > config_.max_timeout_ms)
+    co_return init_error(ErrorCode::invalid_transaction_timeout);
+  Found f = get(transactional_id);
+  if (f.error != ErrorCode::none) co_return init_error(f.error);
+  if (!f.metadata) {
+    auto id = co_await ids_.next();
+    if (!id) co_return init_error(ErrorCode::coordinator_not_available);
+    f = get(transactional_id);
+    if (f.error != ErrorCode::none) co_return init_error(f.error);
+    if (!f.metadata) {
+      // putTransactionStateIfNotExists: a new id in Empty at no epoch.
+      auto md = std::make_shared<TransactionMetadata>();
+      md->transactional_id = transactional_id;
+      md->producer_id = *id;
+      md->txn_timeout_ms = txn_timeout_ms;
+      md->txn_last_update_timestamp = clock_.wall_ms();
+      partitions_[partition_for(transactional_id)].txns[transactional_id] = md;
+      f.metadata = md;
+    }
+  }
+  // A rotation to a new producer id needs one first; it is taken before the
+  // checks, which run again after the wait.
+  std::optional<int64_t> rotation_id;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto md = f.metadata;
+    // prepareInitProducerIdTransit
+    auto valid = [&](const ProducerIdAndEpoch& e) {
+      return md->producer_epoch == kNoProducerEpoch || e.producer_id == md->producer_id ||
+             (e.producer_id == md->prev_producer_id && TransactionMetadata::is_epoch_exhausted(e.epoch));
+    };
+    if (md->pending_transition_in_progress()) co_return init_error(ErrorCode::concurrent_transactions);
+    if (expected && !valid(*expected)) co_return init_error(ErrorCode::producer_fenced);
+    if (is_prepare(md->state)) co_return init_error(ErrorCode::concurrent_transactions);
+    if (md->state == S::ongoing) {
+      // Abort the open transaction under a fenced epoch that is never
+      // returned; the client retries and gets a second bump (or a new id).
+      auto fence = md->prepare_fence_producer_epoch();
+      if (!fence) co_return init_error(fence.error().error);
+      ErrorCode e = co_await end_transaction_impl(transactional_id, fence->producer_id, fence->producer_epoch,
+                                                  false, false);
+      co_return init_error(e == ErrorCode::none ? ErrorCode::concurrent_transactions : e);
+    }
+    if (md->state != S::empty && md->state != S::complete_commit && md->state != S::complete_abort)
+      co_return init_error(ErrorCode::unknown_server_error);
+    const bool rotate = md->is_producer_epoch_exhausted() && (!expected || expected->epoch == md->producer_epoch);
+    if (rotate && !rotation_id) {
+      rotation_id = co_await ids_.next();
+      if (!rotation_id) co_return init_error(ErrorCode::coordinator_not_available);
+      f = get(transactional_id);
+      if (f.error != ErrorCode::none) co_return init_error(f.error);
+      if (!f.metadata) co_return init_error(ErrorCode::concurrent_transactions);
+      continue;
+    }
+    const int64_t now = clock_.wall_ms();
+    std::optional<int16_t> expected_epoch;
+    if (expected) expected_epoch = expected->epoch;
+    TransitResult transit = rotate ? md->prepare_producer_id_rotation(*rotation_id, txn_timeout_ms, now, expected.has_value())
+                                   : md->prepare_increment_producer_epoch(txn_timeout_ms, expected_epoch, now);
+    if (!transit) co_return init_error(transit.error().error);
+    TxnTransitMetadata t = transit.value();
+    ErrorCode e = co_await append_transit(transactional_id, f.coordinator_epoch, md, t);
+    if (e != ErrorCode::none) co_return init_error(e);
+    RLOG_INFO("initialized transactional id %s with producer id %lld and epoch %d", transactional_id.c_str(),
+              static_cast<long long>(t.producer_id), t.producer_epoch);
+    co_return InitProducerIdResult{ErrorCode::none, t.producer_id, t.producer_epoch};
+  }
+  co_return init_error(ErrorCode::concurrent_transactions);
+}
+
+awaitable<ErrorCode> TransactionCoordinator::add_partitions(std::string transactional_id, int64_t producer_id,
+                                                            int16_t producer_epoch,
+                                                            std::set<TopicPartition> partitions) {
+  if (transactional_id.empty()) co_return ErrorCode::invalid_request;
+  Found f = get(transactional_id);
+  if (f.error != ErrorCode::none) co_return f.error;
+  if (!f.metadata) co_return ErrorCode::invalid_producer_id_mapping;
+  auto md = f.metadata;
+  if (md->pending_transition_in_progress()) co_return ErrorCode::concurrent_transactions;
+  if (md->producer_id != producer_id) co_return ErrorCode::invalid_producer_id_mapping;
+  if (md->producer_epoch != producer_epoch) co_return ErrorCode::producer_fenced;
+  if (is_prepare(md->state)) co_return ErrorCode::concurrent_transactions;
+  if (md->state == S::ongoing && std::includes(md->topic_partitions.begin(), md->topic_partitions.end(),
+                                               partitions.begin(), partitions.end()))
+    co_return ErrorCode::none;
+  auto transit = md->prepare_add_partitions(partitions, clock_.wall_ms(), TransactionVersion::tv0);
+  if (!transit) co_return transit.error().error;
+  co_return co_await append_transit(transactional_id, f.coordinator_epoch, md, transit.value());
+}
+
+TransactionCoordinator::Verification TransactionCoordinator::verify_partitions(
+    const std::string& transactional_id, int64_t producer_id, int16_t producer_epoch,
+    const std::set<TopicPartition>& partitions) const {
+  // handleVerifyPartitionsInTransaction: the pending state is not checked,
+  // the partition's own append checks the epoch last.
+  if (transactional_id.empty()) return {ErrorCode::invalid_request, {}};
+  Found f = get(transactional_id);
+  if (f.error != ErrorCode::none) return {f.error, {}};
+  if (!f.metadata || f.metadata->producer_id != producer_id) return {ErrorCode::invalid_producer_id_mapping, {}};
+  if (f.metadata->producer_epoch != producer_epoch) return {ErrorCode::producer_fenced, {}};
+  if (is_prepare(f.metadata->state)) return {ErrorCode::concurrent_transactions, {}};
+  Verification v;
+  for (const auto& tp : partitions)
+    v.partitions[tp] = f.metadata->topic_partitions.contains(tp) ? ErrorCode::none : ErrorCode::transaction_abortable;
+  return v;
+}
+
+awaitable<ErrorCode> TransactionCoordinator::end_transaction(std::string transactional_id, int64_t producer_id,
+                                                             int16_t producer_epoch, bool commit) {
+  co_return co_await end_transaction_impl(std::move(transactional_id), producer_id, producer_epoch, commit, true);
+}
+
+// endTransactionWithTV1: `from_client` false is the coordinator's own abort
+// (a fence by InitProducerId or a timeout), under the fenced epoch.
+awaitable<ErrorCode> TransactionCoordinator::end_transaction_impl(std::string transactional_id, int64_t producer_id,
+                                                                  int16_t producer_epoch, bool commit,
+                                                                  bool from_client) {
+  if (transactional_id.empty()) co_return ErrorCode::invalid_request;
+  Found f = get(transactional_id);
+  if (f.error != ErrorCode::none) co_return f.error;
+  if (!f.metadata) co_return ErrorCode::invalid_producer_id_mapping;
+  auto md = f.metadata;
+  const auto invalid_transition = [&] {
+    RLOG_DEBUG("transactional id %s: EndTxn(%s) in state %s", transactional_id.c_str(), commit ? "commit" : "abort",
+               std::string(state_name(md->state)).c_str());
+    return ErrorCode::invalid_txn_state;
+  };
+  if (md->producer_id != producer_id) co_return ErrorCode::invalid_producer_id_mapping;
+  if ((from_client && producer_epoch != md->producer_epoch) || producer_epoch < md->producer_epoch)
+    co_return ErrorCode::producer_fenced;
+  if (md->pending_transition_in_progress() && md->pending_state != S::prepare_epoch_fence)
+    co_return ErrorCode::concurrent_transactions;
+  bool epoch_fence = false;
+  switch (md->state) {
+    case S::ongoing:
+      break;
+    case S::complete_commit:
+      co_return commit ? ErrorCode::none : invalid_transition();
+    case S::complete_abort:
+      co_return commit ? invalid_transition() : ErrorCode::none;
+    case S::prepare_commit:
+      co_return commit ? ErrorCode::concurrent_transactions : invalid_transition();
+    case S::prepare_abort:
+      co_return commit ? invalid_transition() : ErrorCode::concurrent_transactions;
+    case S::empty:
+      co_return invalid_transition();
+    default:
+      RLOG_ERROR("transactional id %s found in state %s", transactional_id.c_str(),
+                 std::string(state_name(md->state)).c_str());
+      co_return ErrorCode::unknown_server_error;
+  }
+  if (!commit && md->pending_state == S::prepare_epoch_fence) {
+    // The fence's bump is taken here, with the abort that carries it.
+    epoch_fence = true;
+    md->pending_state.reset();
+    md->producer_epoch = producer_epoch;
+    md->last_producer_epoch = kNoProducerEpoch;
+  }
+  auto prepared = md->prepare_abort_or_commit(commit ? S::prepare_commit : S::prepare_abort, TransactionVersion::tv0,
+                                              kNoProducerId, clock_.wall_ms(), false);
+  if (!prepared) co_return prepared.error().error;
+  const int32_t coordinator_epoch = f.coordinator_epoch;
+  ErrorCode e = co_await append_transit(transactional_id, coordinator_epoch, md, prepared.value());
+  if (e != ErrorCode::none) {
+    if (epoch_fence && still(transactional_id, coordinator_epoch, md)) md->has_failed_epoch_fence = true;
+    co_return e;
+  }
+  // Written: the client is answered now, the markers follow.
+  if (!still(transactional_id, coordinator_epoch, md)) co_return ErrorCode::not_coordinator;
+  if (md->pending_transition_in_progress()) co_return ErrorCode::concurrent_transactions;
+  std::set<TopicPartition> parts = md->topic_partitions;
+  auto complete = md->prepare_complete(clock_.wall_ms());
+  if (!complete) co_return complete.error().error;
+  send_markers(transactional_id, coordinator_epoch, md, std::move(parts), commit, complete.value());
+  co_return ErrorCode::none;
+}
+
+void TransactionCoordinator::send_markers(std::string transactional_id, int32_t coordinator_epoch,
+                                          std::shared_ptr<TransactionMetadata> md,
+                                          std::set<TopicPartition> partitions, bool commit,
+                                          TxnTransitMetadata complete) {
+  asio::co_spawn(ex_,
+                 markers_then_complete(std::move(transactional_id), coordinator_epoch, std::move(md),
+                                       std::move(partitions), commit, std::move(complete)),
+                 asio::detached);
+}
+
+awaitable<void> TransactionCoordinator::pause(int64_t ms) {
+  asio::steady_timer t(ex_, std::chrono::milliseconds(ms));
+  co_await t.async_wait(as_tuple_awaitable);
+}
+
+awaitable<void> TransactionCoordinator::markers_then_complete(std::string transactional_id, int32_t coordinator_epoch,
+                                                              std::shared_ptr<TransactionMetadata> md,
+                                                              std::set<TopicPartition> partitions, bool commit,
+                                                              TxnTransitMetadata complete) {
+  const TxnMarker marker{complete.producer_id, complete.producer_epoch, commit, coordinator_epoch,
+                         static_cast<int8_t>(feature_level(complete.client_transaction_version))};
+  std::set<TopicPartition> remaining = std::move(partitions);
+  while (!remaining.empty()) {
+    std::vector<MarkerTarget> targets;
+    for (auto it = remaining.begin(); it != remaining.end();) {
+      if (!markers_.topic_exists(it->topic)) {
+        it = remaining.erase(it);  // deleted: no marker to write
+        continue;
+      }
+      targets.push_back({&marker, it->topic, it->partition});
+      ++it;
+    }
+    if (targets.empty()) break;
+    co_await markers_.send(targets);
+    if (!still(transactional_id, coordinator_epoch, md)) co_return;  // another coordinator finishes it
+    for (const auto& t : targets) {
+      const TopicPartition tp{t.topic, t.partition};
+      switch (marker_outcome(t.error)) {
+        case MarkerOutcome::written:
+          remaining.erase(tp);
+          (void)md->remove_partition(tp);
+          break;
+        case MarkerOutcome::fenced:
+          // A newer coordinator owns the transaction: leave it to that one.
+          RLOG_WARN("transactional id %s: marker for %s-%d fenced (error %d), stopping", transactional_id.c_str(),
+                    t.topic.c_str(), t.partition, protocol::code(t.error));
+          co_return;
+        case MarkerOutcome::retry:
+          RLOG_DEBUG("transactional id %s: marker for %s-%d failed with error %d, retrying", transactional_id.c_str(),
+                     t.topic.c_str(), t.partition, protocol::code(t.error));
+          break;
+      }
+    }
+    if (!remaining.empty()) co_await pause(config_.marker_retry_backoff_ms);
+    if (!still(transactional_id, coordinator_epoch, md)) co_return;
+  }
+  // Every marker written: the completion, retried while the log is unavailable.
+  for (;;) {
+    ErrorCode e = co_await append_transit(transactional_id, coordinator_epoch, md, complete, true);
+    if (e == ErrorCode::none) co_return;
+    if (e != ErrorCode::coordinator_not_available) {
+      RLOG_WARN("transactional id %s: completing the transaction failed with error %d", transactional_id.c_str(),
+                protocol::code(e));
+      co_return;
+    }
+    co_await pause(config_.marker_retry_backoff_ms);
+    if (!still(transactional_id, coordinator_epoch, md)) co_return;
+  }
+}
+
+void TransactionCoordinator::abort_timed_out_transactions() {
+  const int64_t now = clock_.wall_ms();
+  for (auto& [p, sp] : partitions_) {
+    if (sp.loading) continue;
+    for (auto& [id, md] : sp.txns) {
+      if (md->state != S::ongoing || md->pending_transition_in_progress()) continue;
+      if (md->txn_start_timestamp + md->txn_timeout_ms >= now) continue;
+      auto fence = md->prepare_fence_producer_epoch();
+      if (!fence) continue;
+      RLOG_INFO("transactional id %s: aborting the transaction open for %lld ms (timeout %d ms)", id.c_str(),
+                static_cast<long long>(now - md->txn_start_timestamp), md->txn_timeout_ms);
+      asio::co_spawn(ex_, abort_timed_out(id, sp.coordinator_epoch, md, fence.value()), asio::detached);
+    }
+  }
+}
+
+awaitable<void> TransactionCoordinator::abort_timed_out(std::string transactional_id, int32_t coordinator_epoch,
+                                                        std::shared_ptr<TransactionMetadata> md,
+                                                        TxnTransitMetadata fence) {
+  ErrorCode e = co_await end_transaction_impl(transactional_id, fence.producer_id, fence.producer_epoch, false, false);
+  if (e != ErrorCode::none) {
+    RLOG_WARN("transactional id %s: aborting the timed-out transaction failed with error %d",
+              transactional_id.c_str(), protocol::code(e));
+    // A fence that was never written must not stay pending.
+    if (still(transactional_id, coordinator_epoch, md) && md->pending_state == S::prepare_epoch_fence)
+      md->pending_state.reset();
+  }
+}
+
+void TransactionCoordinator::remove_expired_transactional_ids() {
+  const int64_t now = clock_.wall_ms();
+  for (auto& [p, sp] : partitions_) {
+    if (sp.loading) continue;
+    for (auto& [id, md] : sp.txns) {
+      if (!is_expiration_allowed(md->state) || md->pending_transition_in_progress()) continue;
+      if (md->txn_last_update_timestamp + config_.id_expiration_ms > now) continue;
+      auto dead = md->prepare_dead();
+      if (!dead) continue;
+      asio::co_spawn(ex_, expire(id, sp.coordinator_epoch, md, dead.value()), asio::detached);
+    }
+  }
+}
+
+awaitable<void> TransactionCoordinator::expire(std::string transactional_id, int32_t coordinator_epoch,
+                                               std::shared_ptr<TransactionMetadata> md, TxnTransitMetadata dead) {
+  ErrorCode e = co_await append_transit(transactional_id, coordinator_epoch, md, dead);
+  if (e != ErrorCode::none) {
+    RLOG_WARN("transactional id %s: writing its expiry failed with error %d", transactional_id.c_str(),
+              protocol::code(e));
+    co_return;
+  }
+  if (!still(transactional_id, coordinator_epoch, md)) co_return;
+  partitions_[partition_for(transactional_id)].txns.erase(transactional_id);
+  RLOG_INFO("transactional id %s expired", transactional_id.c_str());
+}
+
+}  // namespace runnel::broker::transaction
