@@ -237,6 +237,39 @@ TEST_CASE("record formats round-trip in Kafka's layout") {
   CHECK(gk == Bytes{0, 2, 0, 1, 'g'});
 }
 
+TEST_CASE("malformed offsets records fail their decode within bounds") {
+  // Key: string length past the end, negative, and a huge one.
+  Bytes past{0, 1, 0, 9, 'g'};
+  CHECK(std::holds_alternative<std::monostate>(decode_key({past.data(), past.size()})));
+  Bytes negative{0, 1, 0xff, 0xfe, 'g'};
+  CHECK(std::holds_alternative<std::monostate>(decode_key({negative.data(), negative.size()})));
+  Bytes huge{0, 2, 0x7f, 0xff};
+  CHECK(std::holds_alternative<std::monostate>(decode_key({huge.data(), huge.size()})));
+  Bytes null_group{0, 2, 0xff, 0xff};
+  CHECK(std::holds_alternative<std::monostate>(decode_key({null_group.data(), null_group.size()})));
+
+  // Offset value: every truncation of a good record fails.
+  Bytes value = encode_value(OffsetCommitValue{42, 7, "meta", 1000, std::nullopt});
+  for (size_t n = 0; n < value.size(); ++n) CHECK_FALSE(decode_offset_value({value.data(), n}));
+  Bytes bad_meta = value;
+  bad_meta[14] = 0x7f;  // metadata length (after version, offset, leader epoch)
+  CHECK_FALSE(decode_offset_value({bad_meta.data(), bad_meta.size()}));
+
+  // Group value: a member's subscription length huge, then negative.
+  GroupMetadataValue gv;
+  gv.protocol_type = "consumer";
+  gv.members.push_back({"m1", std::nullopt, "c", "/h", 300, 10, {1}, {2, 3}});
+  Bytes gb = encode_value(gv);
+  for (size_t n = 0; n < gb.size(); ++n) CHECK_FALSE(decode_group_value({gb.data(), n}));
+  // The assignment's i32 length sits 6 bytes before the end (length + 2 bytes).
+  Bytes huge_bytes = gb;
+  huge_bytes[gb.size() - 6] = 0x7f;
+  CHECK_FALSE(decode_group_value({huge_bytes.data(), huge_bytes.size()}));
+  Bytes negative_bytes = gb;
+  negative_bytes[gb.size() - 6] = 0x80;
+  CHECK_FALSE(decode_group_value({negative_bytes.data(), negative_bytes.size()}));
+}
+
 TEST_CASE("a member joins, syncs and becomes Stable") {
   Fixture f;
   std::string id = f.stable_single_member();

@@ -23,13 +23,16 @@ void put_bytes(Writer& w, const Bytes& b) {
   w.raw(b.data(), b.size());
 }
 
+// Every length is checked against the bytes remaining (length_i16/i32 fail
+// the reader on a negative length other than -1 or one past the end), so a
+// malformed record fails its decode instead of reading out of bounds.
 std::optional<std::string> get_nullable(Reader& r) {
-  int16_t len = r.i16();
+  int64_t len = r.length_i16();
   if (len < 0) return std::nullopt;
   return r.str(len);
 }
 std::string get_string(Reader& r) {
-  int16_t len = r.i16();
+  int64_t len = r.length_i16();
   if (len < 0) {
     r.fail("null string");
     return {};
@@ -37,7 +40,7 @@ std::string get_string(Reader& r) {
   return r.str(len);
 }
 Bytes get_bytes(Reader& r) {
-  int32_t len = r.i32();
+  int64_t len = r.length_i32();
   if (len < 0) return {};
   return r.bytes(len);
 }
