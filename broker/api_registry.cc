@@ -59,6 +59,8 @@ const auto kRoutes = std::to_array<ApiRoute>({
     route<AlterUserScramCredentialsApi>(),
     route<DescribeClusterApi>(),
     route<DescribeProducersApi>(),
+    route<DescribeTransactionsApi>(),
+    route<ListTransactionsApi>(),
     route<DescribeTopicPartitionsApi>(),
 });
 

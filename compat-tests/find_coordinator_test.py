@@ -1,11 +1,10 @@
-"""FindCoordinator for transactional ids, from hand-built requests (issue
-12, defect 12).
+"""FindCoordinator for transactional ids and groups, from hand-built
+requests (issue 12, defect 12; issue 16).
 
-Runnel has no transaction coordinator yet. COORDINATOR_NOT_AVAILABLE made
-franz-go's transactional producer retry for ever; Runnel answers
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), as its InitProducerId and
-Produce answer a transactional id, so the client fails at once: at the top
-level for v0-3, per coordinator key for v4+. Groups still find this broker.
+A single node coordinates every transactional id: the first FindCoordinator
+for one creates __transaction_state and answers with this node, at the top
+level for v0-3 and per coordinator key for v4+. An unknown key type is
+INVALID_REQUEST. Groups find this broker too.
 """
 
 import sys
@@ -14,14 +13,15 @@ import kafka_wire as w
 from runnel_harness import Runnel, run_tests
 
 GROUP, TRANSACTION = 0, 1
-TXN_DENIED = 53
-MESSAGE = "Transactional Id authorization failed."
+INVALID_REQUEST = 42
 
 
 def single_key(broker):
     with w.Connection(broker.port) as c:
         err, message, node = w.parse_find_coordinator_v1(c.call(w.find_coordinator_v1(1, "txn-a", TRANSACTION), 1))
-        assert (err, message, node) == (TXN_DENIED, MESSAGE, -1), (err, message, node)
+        assert (err, node) == (0, 1), (err, message, node)
+        err, message, node = w.parse_find_coordinator_v1(c.call(w.find_coordinator_v1(5, "share-a", 3), 5))
+        assert (err, node) == (INVALID_REQUEST, -1), (err, message, node)
         err, message, node = w.parse_find_coordinator_v1(c.call(w.find_coordinator_v1(2, "group-a", GROUP), 2))
         assert (err, node) == (0, 1), (err, message, node)
 
@@ -29,7 +29,7 @@ def single_key(broker):
 def batched_keys(broker):
     with w.Connection(broker.port) as c:
         out = w.parse_find_coordinator_v4(c.call(w.find_coordinator_v4(3, ["txn-a", "txn-b"], TRANSACTION), 3))
-        assert out == [("txn-a", -1, TXN_DENIED, MESSAGE), ("txn-b", -1, TXN_DENIED, MESSAGE)], out
+        assert [(k, n, e) for k, n, e, _ in out] == [("txn-a", 1, 0), ("txn-b", 1, 0)], out
         out = w.parse_find_coordinator_v4(c.call(w.find_coordinator_v4(4, ["group-a"], GROUP), 4))
         assert [(k, n, e) for k, n, e, _ in out] == [("group-a", 1, 0)], out
 
@@ -37,8 +37,8 @@ def batched_keys(broker):
 def main():
     with Runnel() as broker:
         rc = run_tests([
-            ("v1: a transactional id is refused with 53, a group is found", lambda: single_key(broker)),
-            ("v4: each transactional key is refused with 53, a group is found", lambda: batched_keys(broker)),
+            ("v1: a transactional id and a group are found, an unknown key type refused", lambda: single_key(broker)),
+            ("v4: each transactional key and a group are found", lambda: batched_keys(broker)),
         ], broker)
     sys.exit(rc)
 

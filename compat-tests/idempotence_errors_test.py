@@ -19,10 +19,11 @@ ProducerAppendInfo, UnifiedLog.analyzeAndValidateProducerState):
   INVALID_REQUEST (42);
 - the state outlives DeleteRecords past the producer's batches;
 - a producer id with a negative base sequence is INVALID_RECORD (87);
-- transactions: Runnel has none (README), so InitProducerId with a
-  transactional id is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53); a Produce
-  holding a transactional batch without a transactional id gets 53 on every
-  partition (KafkaApis.handleProduceRequest), nothing appended anywhere.
+- InitProducerId with a transactional id before __transaction_state exists
+  is NOT_COORDINATOR (16), as Kafka (transactions_test.py covers the rest);
+  a Produce holding a transactional batch without a transactional id gets
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) on every partition
+  (KafkaApis.handleProduceRequest), nothing appended anywhere.
 What broker/producer_state_test.cc checks on the table alone is checked
 here through the wire, with the responses' offsets and the log itself.
 
@@ -43,6 +44,7 @@ NONE = 0
 OUT_OF_ORDER_SEQUENCE_NUMBER = 45
 INVALID_PRODUCER_EPOCH = 47
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+NOT_COORDINATOR = 16
 INVALID_REQUEST = 42
 INVALID_RECORD = 87
 
@@ -202,8 +204,10 @@ def init_producer_id_answers(wire):
     for named in ((-1, 3), (pid, -1)):
         err, new, epoch = wire.call(w.init_producer_id_v4, lambda b: w.parse_init_producer_id(b, flexible=True), *named)
         assert err == INVALID_REQUEST, "id/epoch %s: error %d, expected INVALID_REQUEST" % (named, err)
+    # A transactional id before any FindCoordinator created __transaction_state:
+    # no partition of it is coordinated here yet, Kafka's NOT_COORDINATOR.
     err, new, epoch = wire.call(w.init_producer_id_v0, w.parse_init_producer_id, "txn-1")
-    assert (err, new, epoch) == (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1), (err, new, epoch)
+    assert (err, new, epoch) == (NOT_COORDINATOR, -1, -1), (err, new, epoch)
 
 
 def refused_batches(wire):

@@ -255,6 +255,7 @@ class Partition {
   void try_complete_delayed_requests();
 
   broker::ProducerStateTable& producers() { return producers_; }
+  const broker::ProducerStateTable& producers() const { return producers_; }
   // Drops producers idle for producer.id.expiration.ms; the broker calls it
   // every producer.id.expiration.check.interval.ms, as Kafka does.
   void expire_producers(int64_t now_ms) { producers_.expire(now_ms, producer_expiration_ms_); }

@@ -2,6 +2,7 @@
 
 #include "base/clock.h"
 #include "broker/broker.h"
+#include "broker/internal_topic_log.h"
 #include "broker/logging.h"
 #include "protocol/records/batch_builder.h"
 #include "protocol/records/batch_reader.h"
@@ -26,61 +27,6 @@ CoordinatorConfig coordinator_config(const BrokerConfig& c, int32_t partitions) 
   cc.offset_metadata_max_bytes = c.get_int("offset.metadata.max.bytes");
   cc.offsets_retention_ms = static_cast<int64_t>(c.get_int("offsets.retention.minutes")) * 60 * 1000;
   return cc;
-}
-
-struct LoadedRecord {
-  Bytes key;
-  std::optional<Bytes> value;
-};
-
-struct LoadedPartition {
-  std::vector<LoadedRecord> records;
-  std::string error;
-};
-
-// Reads every record of a partition's log, oldest first. Blocking.
-std::function<LoadedPartition()> read_partition(std::shared_ptr<storage::Log> log) {
-  return [log] {
-    LoadedPartition out;
-    int64_t offset = log->log_start_offset();
-    const int64_t end = log->log_end_offset();
-    while (offset < end) {
-      auto info = log->read(offset, 4 << 20, end);
-      if (!info) {
-        out.error = info.error().message();
-        break;
-      }
-      const auto& region = info->records;
-      if (region.length <= 0) break;
-      Bytes buf(static_cast<size_t>(region.length));
-      auto n = storage::pread_full(region.fd, buf.data(), buf.size(), region.offset);
-      if (!n || *n != buf.size()) {
-        out.error = n ? "short read" : n.error().message();
-        break;
-      }
-      rec::BatchIterator it(ByteView(buf.data(), buf.size()));
-      int64_t next = offset;
-      while (auto batch = it.next()) {
-        next = batch->header.last_offset() + 1;
-        if (batch->header.is_control()) continue;
-        rec::BatchRecordReader reader(batch->bytes, rec::kDefaultMaxDecompressedBytes);
-        rec::Record r;
-        while (reader.next(r)) {
-          if (!r.key) continue;
-          LoadedRecord lr{Bytes(r.key->begin(), r.key->end()), std::nullopt};
-          if (r.value) lr.value = Bytes(r.value->begin(), r.value->end());
-          out.records.push_back(std::move(lr));
-        }
-      }
-      if (next <= offset) break;
-      offset = next;
-    }
-    return out;
-  };
-}
-
-std::function<std::error_code()> sync_log(std::shared_ptr<storage::Log> log) {
-  return [log] { return log->sync(); };
 }
 
 // With runnel.acks.all.fsync a coordinator write completes once fsynced,
@@ -174,7 +120,7 @@ awaitable<void> GroupService::load_partitions() {
 
 awaitable<size_t> GroupService::load_partition(std::shared_ptr<replication::Partition> part, uint64_t generation) {
   const int32_t p = part->index();
-  LoadedPartition loaded = co_await broker_.run_blocking(read_partition(part->log_ptr()));
+  KeyedRecords loaded = co_await broker_.run_blocking(read_keyed_records(part->log_ptr()));
   if (load_generation_[p] != generation || !coordinator_->is_loading(p)) co_return 0;
   if (!loaded.error.empty()) RLOG_ERROR("loading %s-%d: %s", kOffsetsTopic, part->index(), loaded.error.c_str());
   for (auto& r : loaded.records) {

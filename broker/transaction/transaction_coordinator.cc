@@ -167,6 +167,8 @@ awaitable<ErrorCode> TransactionCoordinator::append_transit(std::string transact
     if (!(keep_pending_on_retry && error == ErrorCode::coordinator_not_available)) md->pending_state.reset();
     co_return error;
   }
+  // An expired id is not completed but removed from the cache (expire).
+  if (transit.txn_state == S::dead) co_return ErrorCode::none;
   if (auto err = md->complete_transition_to(transit)) {
     RLOG_ERROR("transactional id %s: %s", transactional_id.c_str(), err->message.c_str());
     md->pending_state.reset();
