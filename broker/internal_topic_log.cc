@@ -1,5 +1,7 @@
 #include "broker/internal_topic_log.h"
 
+#include "broker/broker.h"
+#include "broker/logging.h"
 #include "protocol/records/batch_reader.h"
 #include "protocol/records/validate.h"
 #include "storage/io.h"
@@ -48,8 +50,35 @@ std::function<KeyedRecords()> read_keyed_records(std::shared_ptr<storage::Log> l
   };
 }
 
+namespace {
+
 std::function<std::error_code()> sync_log(std::shared_ptr<storage::Log> log) {
   return [log] { return log->sync(); };
+}
+
+}  // namespace
+
+awaitable<protocol::ErrorCode> append_coordinator_batch(Broker& broker, std::shared_ptr<replication::Partition> part,
+                                                        int32_t min_isr, protocol::Bytes batch,
+                                                        std::chrono::milliseconds timeout) {
+  replication::AppendEntry entry;
+  entry.partition = part;
+  entry.request.origin = replication::AppendOrigin::coordinator;
+  entry.request.min_insync_replicas = min_isr;
+  entry.request.validate = replication::built_batch(batch);
+  co_await broker.replica_manager().append_records(-1, timeout, std::span(&entry, 1));
+  if (!entry.result.ok()) {
+    RLOG_ERROR("append to %s-%d failed: error code %d", part->topic().c_str(), part->index(),
+               protocol::code(entry.result.status.code));
+    co_return entry.result.status.code;
+  }
+  if (!broker.config().typed().acks_all_fsync) co_return protocol::ErrorCode::none;
+  std::error_code ec = co_await broker.run_blocking(sync_log(part->log_ptr()));
+  if (ec) {
+    RLOG_ERROR("fsync of %s failed: %s", part->topic().c_str(), ec.message().c_str());
+    co_return protocol::ErrorCode::kafka_storage_error;
+  }
+  co_return protocol::ErrorCode::none;
 }
 
 }  // namespace runnel::broker

@@ -1,9 +1,10 @@
 // What the coordinators (groups on __consumer_offsets, transactions on
-// __transaction_state) do with their partitions' logs off the event loop:
-// read every keyed record back to replay it at load, and fsync an append.
-// Plain functions returned for Broker::run_blocking.
+// __transaction_state) do with their partitions' logs: read every keyed
+// record back to replay it at load (a plain function for
+// Broker::run_blocking), and append a batch of their records.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -11,10 +12,18 @@
 #include <system_error>
 #include <vector>
 
+#include "broker/asio.h"
 #include "protocol/codec/types.h"
+#include "protocol/error_codes.h"
 #include "storage/log.h"
 
+namespace runnel::replication {
+class Partition;
+}
+
 namespace runnel::broker {
+
+class Broker;
 
 struct KeyedRecord {
   protocol::Bytes key;
@@ -30,6 +39,13 @@ struct KeyedRecords {
 // batches and records without a key are skipped.
 std::function<KeyedRecords()> read_keyed_records(std::shared_ptr<storage::Log> log);
 
-std::function<std::error_code()> sync_log(std::shared_ptr<storage::Log> log);
+// As Kafka's coordinators write: acks=all through the replica manager, with
+// `min_isr`, waiting up to `timeout` for the high watermark to pass the
+// records; then, with runnel.acks.all.fsync, their fsync, as an acks=all
+// produce is answered (KAFKA_STORAGE_ERROR when it fails). Otherwise the
+// partition's error.
+awaitable<protocol::ErrorCode> append_coordinator_batch(Broker& broker, std::shared_ptr<replication::Partition> part,
+                                                        int32_t min_isr, protocol::Bytes batch,
+                                                        std::chrono::milliseconds timeout);
 
 }  // namespace runnel::broker

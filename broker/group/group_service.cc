@@ -29,14 +29,6 @@ CoordinatorConfig coordinator_config(const BrokerConfig& c, int32_t partitions) 
   return cc;
 }
 
-// With runnel.acks.all.fsync a coordinator write completes once fsynced,
-// as an acks=all produce does. A plain function: see run_blocking.
-awaitable<std::error_code> sync_appended(Broker& broker, std::shared_ptr<storage::Log> log) {
-  std::error_code ec = co_await broker.run_blocking(sync_log(log));
-  if (ec) RLOG_ERROR("fsync of %s failed: %s", kOffsetsTopic, ec.message().c_str());
-  co_return ec;
-}
-
 }  // namespace
 
 GroupService::GroupService(Broker& broker) : broker_(broker), offsets_topic_done_(broker.io()) {
@@ -161,26 +153,12 @@ void GroupService::schedule_offsets_expiration() {
   });
 }
 
-// As Kafka's coordinators write: acks=all through the replica manager, with
-// the topic's min.insync.replicas, waiting up to offsets.commit.timeout.ms
-// for the high watermark to pass the records; then, with
-// runnel.acks.all.fsync, their fsync, as an acks=all produce is answered.
+// Within offsets.commit.timeout.ms (internal_topic_log.h).
 awaitable<std::error_code> GroupService::write_batch(std::shared_ptr<replication::Partition> part, int32_t min_isr,
                                                      Bytes batch) {
-  replication::AppendEntry entry;
-  entry.partition = part;
-  entry.request.origin = replication::AppendOrigin::coordinator;
-  entry.request.min_insync_replicas = min_isr;
-  entry.request.validate = replication::built_batch(batch);
   const auto timeout = std::chrono::milliseconds(broker_.config().get_int("offsets.commit.timeout.ms"));
-  co_await broker_.replica_manager().append_records(-1, timeout, std::span(&entry, 1));
-  if (!entry.result.ok()) {
-    RLOG_ERROR("append to %s-%d failed: error code %d", kOffsetsTopic, part->index(),
-               protocol::code(entry.result.status.code));
-    co_return std::make_error_code(std::errc::io_error);
-  }
-  if (!broker_.config().typed().acks_all_fsync) co_return std::error_code{};
-  co_return co_await sync_appended(broker_, part->log_ptr());
+  protocol::ErrorCode e = co_await append_coordinator_batch(broker_, std::move(part), min_isr, std::move(batch), timeout);
+  co_return e == protocol::ErrorCode::none ? std::error_code{} : std::make_error_code(std::errc::io_error);
 }
 
 void GroupService::append(int32_t partition, std::vector<OffsetsRecord> records, AppendDone done) {

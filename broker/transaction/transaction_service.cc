@@ -133,9 +133,8 @@ awaitable<size_t> TransactionService::load_partition(std::shared_ptr<replication
   co_return loaded.records.size();
 }
 
-// As the group coordinator writes: acks=all with the topic's
-// min.insync.replicas, up to request.timeout.ms, then with
-// runnel.acks.all.fsync its fsync.
+// One record, within request.timeout.ms, as TransactionStateManager appends
+// (internal_topic_log.h).
 awaitable<ErrorCode> TransactionService::append(int32_t partition, protocol::Bytes key,
                                                 std::optional<protocol::Bytes> value) {
   auto topic = broker_.topics().find(kTransactionStateTopic);
@@ -147,21 +146,9 @@ awaitable<ErrorCode> TransactionService::append(int32_t partition, protocol::Byt
   rec::BatchSpec spec;
   spec.base_timestamp = Clock::system().wall_ms();
   protocol::Bytes batch = rec::build_batch(spec, std::span(&r, 1));
-  replication::AppendEntry entry;
-  entry.partition = part;
-  entry.request.origin = replication::AppendOrigin::coordinator;
-  entry.request.min_insync_replicas = topic->config.min_insync_replicas;
-  entry.request.validate = replication::built_batch(batch);
   const auto timeout = std::chrono::milliseconds(broker_.config().get_int("request.timeout.ms"));
-  co_await broker_.replica_manager().append_records(-1, timeout, std::span(&entry, 1));
-  if (!entry.result.ok()) co_return entry.result.status.code;
-  if (!broker_.config().typed().acks_all_fsync) co_return ErrorCode::none;
-  std::error_code ec = co_await broker_.run_blocking(sync_log(part->log_ptr()));
-  if (ec) {
-    RLOG_ERROR("fsync of %s failed: %s", kTransactionStateTopic, ec.message().c_str());
-    co_return ErrorCode::kafka_storage_error;
-  }
-  co_return ErrorCode::none;
+  co_return co_await append_coordinator_batch(broker_, std::move(part), topic->config.min_insync_replicas,
+                                              std::move(batch), timeout);
 }
 
 awaitable<void> TransactionService::send(std::span<MarkerTarget> targets) { co_await write_markers(broker_, targets); }
