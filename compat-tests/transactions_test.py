@@ -33,6 +33,7 @@ import kafka_wire as w  # noqa: E402
 from runnel_harness import Runnel, run_tests  # noqa: E402
 
 INVALID_TRANSACTION_TIMEOUT = 50
+CONCURRENT_TRANSACTIONS = 51
 TRANSACTIONAL_ID_NOT_FOUND = 105
 
 
@@ -183,9 +184,16 @@ def survives_restart(broker):
     send(p, topic, [b"kept-%d" % i for i in range(4)])
     p.commit_transaction(30)
     with w.Connection(broker.port) as c:
-        # FindCoordinator first, then InitProducerId (v0) twice: the epoch goes up by one each time.
+        # FindCoordinator, then InitProducerId (v0): CONCURRENT_TRANSACTIONS
+        # while the commit's markers are still being written, as Kafka.
         c.call(w.find_coordinator_v1(1, txn_id, 1), 1)
-        _, pid, epoch = w.parse_init_producer_id(c.call(w.init_producer_id_v0(2, txn_id), 2))
+        deadline = time.monotonic() + 10
+        while True:
+            err, pid, epoch = w.parse_init_producer_id(c.call(w.init_producer_id_v0(2, txn_id), 2))
+            if err == 0:
+                break
+            assert err == CONCURRENT_TRANSACTIONS and time.monotonic() < deadline, "InitProducerId: error %d" % err
+            time.sleep(0.05)
     broker.kill9()
     broker.start()
     deadline = time.monotonic() + 30
