@@ -40,6 +40,7 @@ const auto kRoutes = std::to_array<ApiRoute>({
     route<AddOffsetsToTxnApi>(),
     route<EndTxnApi>(0, 4),  // v5 is transaction protocol v2: not finalized here
     route<WriteTxnMarkersApi>(),
+    route<TxnOffsetCommitApi>(0, 4),  // v5 is transaction protocol v2: not finalized here
     route<DescribeAclsApi>(),
     route<CreateAclsApi>(),
     route<DeleteAclsApi>(),

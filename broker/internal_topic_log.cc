@@ -3,6 +3,7 @@
 #include "broker/broker.h"
 #include "broker/logging.h"
 #include "protocol/records/batch_reader.h"
+#include "protocol/records/control_record.h"
 #include "protocol/records/validate.h"
 #include "storage/io.h"
 
@@ -33,12 +34,18 @@ std::function<KeyedRecords()> read_keyed_records(std::shared_ptr<storage::Log> l
       int64_t next = offset;
       while (auto batch = it.next()) {
         next = batch->header.last_offset() + 1;
-        if (batch->header.is_control()) continue;
+        const auto& h = batch->header;
+        if (h.is_control()) {
+          if (auto m = rec::read_end_txn_marker(batch->bytes, h))
+            out.records.push_back({h.base_offset, h.producer_id, m->type == rec::ControlRecordType::commit, {}, {}});
+          continue;
+        }
         rec::BatchRecordReader reader(batch->bytes, rec::kDefaultMaxDecompressedBytes);
         rec::Record r;
         while (reader.next(r)) {
           if (!r.key) continue;
-          KeyedRecord kr{protocol::Bytes(r.key->begin(), r.key->end()), std::nullopt};
+          KeyedRecord kr{h.base_offset + r.offset_delta, h.is_transactional() ? h.producer_id : -1, std::nullopt,
+                         protocol::Bytes(r.key->begin(), r.key->end()), std::nullopt};
           if (r.value) kr.value = protocol::Bytes(r.value->begin(), r.value->end());
           out.records.push_back(std::move(kr));
         }
@@ -58,9 +65,9 @@ std::function<std::error_code()> sync_log(std::shared_ptr<storage::Log> log) {
 
 }  // namespace
 
-awaitable<protocol::ErrorCode> append_coordinator_batch(Broker& broker, std::shared_ptr<replication::Partition> part,
-                                                        int32_t min_isr, protocol::Bytes batch,
-                                                        std::chrono::milliseconds timeout) {
+awaitable<CoordinatorAppend> append_coordinator_batch(Broker& broker, std::shared_ptr<replication::Partition> part,
+                                                      int32_t min_isr, protocol::Bytes batch,
+                                                      std::chrono::milliseconds timeout) {
   replication::AppendEntry entry;
   entry.partition = part;
   entry.request.origin = replication::AppendOrigin::coordinator;
@@ -70,15 +77,16 @@ awaitable<protocol::ErrorCode> append_coordinator_batch(Broker& broker, std::sha
   if (!entry.result.ok()) {
     RLOG_ERROR("append to %s-%d failed: error code %d", part->topic().c_str(), part->index(),
                protocol::code(entry.result.status.code));
-    co_return entry.result.status.code;
+    co_return CoordinatorAppend{entry.result.status.code};
   }
-  if (!broker.config().typed().acks_all_fsync) co_return protocol::ErrorCode::none;
+  const CoordinatorAppend appended{protocol::ErrorCode::none, entry.result.base_offset.value()};
+  if (!broker.config().typed().acks_all_fsync) co_return appended;
   std::error_code ec = co_await broker.run_blocking(sync_log(part->log_ptr()));
   if (ec) {
     RLOG_ERROR("fsync of %s failed: %s", part->topic().c_str(), ec.message().c_str());
-    co_return protocol::ErrorCode::kafka_storage_error;
+    co_return CoordinatorAppend{protocol::ErrorCode::kafka_storage_error};
   }
-  co_return protocol::ErrorCode::none;
+  co_return appended;
 }
 
 }  // namespace runnel::broker

@@ -26,6 +26,13 @@ namespace runnel::broker {
 class Broker;
 
 struct KeyedRecord {
+  int64_t offset = -1;
+  // The producer of a transactional batch (a TxnOffsetCommit's records),
+  // -1 otherwise.
+  int64_t producer_id = -1;
+  // Set for a transaction marker (commit: true), which has no key or value:
+  // the end of `producer_id`'s transaction.
+  std::optional<bool> marker;
   protocol::Bytes key;
   std::optional<protocol::Bytes> value;  // nullopt: a tombstone
 };
@@ -35,16 +42,23 @@ struct KeyedRecords {
   std::string error;  // set when the read stopped early
 };
 
-// Every keyed record of the log's data batches, oldest first; control
-// batches and records without a key are skipped.
+// Every keyed record of the log's data batches and every transaction
+// marker, oldest first; other control records and records without a key
+// are skipped.
 std::function<KeyedRecords()> read_keyed_records(std::shared_ptr<storage::Log> log);
+
+struct CoordinatorAppend {
+  protocol::ErrorCode error = protocol::ErrorCode::none;
+  int64_t base_offset = -1;  // of the batch, once appended
+};
 
 // As Kafka's coordinators write: acks=all through the replica manager, with
 // `min_isr`, waiting up to `timeout` for the high watermark to pass the
 // records; then, with runnel.acks.all.fsync, their fsync, as an acks=all
 // produce is answered (KAFKA_STORAGE_ERROR when it fails). Otherwise the
-// partition's error.
-awaitable<protocol::ErrorCode> append_coordinator_batch(Broker& broker, std::shared_ptr<replication::Partition> part,
+// partition's error (a transactional batch's producer epoch is checked:
+// INVALID_PRODUCER_EPOCH).
+awaitable<CoordinatorAppend> append_coordinator_batch(Broker& broker, std::shared_ptr<replication::Partition> part,
                                                         int32_t min_isr, protocol::Bytes batch,
                                                         std::chrono::milliseconds timeout);
 

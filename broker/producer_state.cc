@@ -21,15 +21,22 @@ const ProducerEntry* ProducerStateTable::find(int64_t producer_id) const {
   return it == producers_.end() ? nullptr : &it->second;
 }
 
-SequenceCheck ProducerStateTable::check(const protocol::records::BatchHeader& batch) const {
+SequenceCheck ProducerStateTable::check(const protocol::records::BatchHeader& batch, bool from_client) const {
   const ProducerEntry* entry = find(batch.producer_id);
   if (!entry) return {};  // no state: any sequence is accepted
-  SequenceCheck out = check_sequence(*entry, batch);
+  SequenceCheck out;
+  if (from_client) out = check_sequence(*entry, batch);
+  else if (batch.producer_epoch < entry->epoch) out.error = ErrorCode::invalid_producer_epoch;
   if (out.error != ErrorCode::none || out.duplicate_of) return out;
   // Kafka's appendDataBatch: once its epoch and sequence pass, a producer
   // with a transaction open may only write to it.
   if (entry->current_txn_first_offset >= 0 && !batch.is_transactional()) return {ErrorCode::invalid_txn_state, nullptr};
   return out;
+}
+
+bool ProducerStateTable::has_ongoing_txn(int64_t producer_id, int16_t producer_epoch) const {
+  const ProducerEntry* entry = find(producer_id);
+  return entry && entry->current_txn_first_offset >= 0 && entry->epoch == producer_epoch;
 }
 
 SequenceCheck ProducerStateTable::check_sequence(const ProducerEntry& entry,

@@ -87,8 +87,15 @@ class ProducerStateTable {
  public:
   static constexpr size_t kBatchesToRetain = 5;
 
-  // Decides what to do with a client batch that carries a producer id.
-  SequenceCheck check(const protocol::records::BatchHeader& batch) const;
+  // Decides what to do with a client batch that carries a producer id. A
+  // coordinator's batch (a TxnOffsetCommit's records, `from_client` false)
+  // has only its epoch checked, as Kafka checks sequences of client
+  // appends alone: each such batch starts at sequence 0.
+  SequenceCheck check(const protocol::records::BatchHeader& batch, bool from_client = true) const;
+  // The producer has a transaction open here at this epoch: its next
+  // transactional write needs no verification with the coordinator (Kafka's
+  // hasOngoingTransaction).
+  bool has_ongoing_txn(int64_t producer_id, int16_t producer_epoch) const;
   // Records an appended data batch (its offsets assigned); also used by
   // replay. A transactional batch opens its producer's transaction if none is.
   void update(const protocol::records::BatchHeader& batch, int64_t first_offset, int64_t timestamp);

@@ -77,3 +77,24 @@ TEST_CASE("idle producers expire after producer.id.expiration.ms", "[producer]")
   REQUIRE(t.find(2) != nullptr);
   REQUIRE(t.check(batch(1, 0, 99, 1)).error == ErrorCode::none);  // no state again: accepted
 }
+
+// Kafka's ProducerAppendInfo checks sequences only for AppendOrigin.CLIENT:
+// a coordinator's batch (TxnOffsetCommit's records, always sequence 0) has
+// its epoch checked, nothing else.
+TEST_CASE("a coordinator's batch has only its epoch checked", "[producer]") {
+  ProducerStateTable t;
+  auto txn = [](BatchHeader h) {
+    h.attributes |= runnel::protocol::records::kTransactionalBit;
+    return h;
+  };
+  t.update(txn(batch(7, 3, 0, 1)), 0, 1);
+  t.update(txn(batch(7, 3, 0, 1)), 1, 1);
+  REQUIRE(t.check(txn(batch(7, 3, 0, 1)), false).error == ErrorCode::none);
+  REQUIRE(t.check(txn(batch(7, 3, 0, 1)), false).duplicate_of == nullptr);
+  REQUIRE(t.check(txn(batch(7, 2, 0, 1)), false).error == ErrorCode::invalid_producer_epoch);
+  // The same batch from a client would be its retained duplicate.
+  REQUIRE(t.check(txn(batch(7, 3, 0, 1))).duplicate_of != nullptr);
+  REQUIRE(t.has_ongoing_txn(7, 3));
+  REQUIRE_FALSE(t.has_ongoing_txn(7, 4));
+  REQUIRE(t.check(batch(7, 3, 0, 1), false).error == ErrorCode::invalid_txn_state);
+}

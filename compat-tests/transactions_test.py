@@ -16,7 +16,11 @@
 - InitProducerId refuses a timeout above transaction.max.timeout.ms with
   INVALID_TRANSACTION_TIMEOUT;
 - DescribeTransactions and ListTransactions (KIP-664, v1's filters) show an
-  ongoing transaction with its partitions and then its completion.
+  ongoing transaction with its partitions and then its completion;
+- consume-transform-produce: send_offsets_to_transaction (AddOffsetsToTxn,
+  TxnOffsetCommit) commits the group's offsets with the transaction's
+  records and an aborted transaction leaves them where they were, also
+  after a SIGKILL and the reload of __consumer_offsets.
 
 usage: transactions_test.py <path to runnel>
 """
@@ -25,7 +29,7 @@ import sys
 import time
 import uuid
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -292,6 +296,77 @@ def describe_and_list(broker):
         assert txn_id not in listed, listed
 
 
+def committed(broker, group, topic, partitions=2):
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group,
+                  "isolation.level": "read_committed"})
+    try:
+        tps = c.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=20)
+        return [tp.offset for tp in tps]
+    finally:
+        c.close()
+
+
+def consume_transform_produce(broker):
+    source, sink, group = unique("ctp-in"), unique("ctp-out"), unique("ctp-group")
+    create_topic(broker, source)
+    create_topic(broker, sink)
+    plain = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(20):
+        plain.produce(source, value=b"in-%d" % i, partition=i % 2)
+    plain.flush(30)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group,
+                         "enable.auto.commit": False, "isolation.level": "read_committed",
+                         "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition(source, p, 0) for p in range(2)])
+    p = producer(broker, unique("ctp-id"))
+
+    def transform(count, finish):
+        """Reads `count` records, writes them transformed and their
+        positions as the group's offsets, in one transaction."""
+        p.begin_transaction()
+        got = 0
+        deadline = time.monotonic() + 20
+        while got < count:
+            assert time.monotonic() < deadline, "read %d of %d" % (got, count)
+            m = consumer.poll(0.5)
+            if m is None or m.error():
+                continue
+            p.produce(sink, value=b"out-" + m.value(), partition=m.partition())
+            got += 1
+        positions = consumer.position([TopicPartition(source, q) for q in range(2)])
+        p.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(), 30)
+        finish(30)
+        return [tp.offset for tp in positions]
+
+    # A partition the transaction read nothing from has no position
+    # (OFFSET_INVALID, -1001), and the group no committed offset there.
+    first = transform(10, p.commit_transaction)
+    assert sum(o for o in first if o >= 0) == 10, first
+    assert committed(broker, group, source) == first, (committed(broker, group, source), first)
+    transform(6, p.abort_transaction)
+    # The aborted transaction's offsets were never the group's.
+    assert committed(broker, group, source) == first, (committed(broker, group, source), first)
+    # The application rewinds to the committed offsets, as after an abort.
+    consumer.assign([TopicPartition(source, q, o if o >= 0 else OFFSET_BEGINNING) for q, o in enumerate(first)])
+    transform(10, p.commit_transaction)
+    assert committed(broker, group, source) == [10, 10], committed(broker, group, source)
+    consumer.close()
+    outputs = read_all(broker, sink, "read_committed", expect=20)
+    assert sorted(outputs[0] + outputs[1]) == sorted(b"out-in-%d" % i for i in range(20)), outputs
+    # __consumer_offsets is replayed with its markers after a SIGKILL.
+    broker.kill9()
+    broker.start()
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            after = committed(broker, group, source)
+            break
+        except KafkaException:
+            assert time.monotonic() < deadline, "OffsetFetch after the restart"
+            time.sleep(0.2)
+    assert after == [10, 10], after
+
+
 def timeout_above_max(broker):
     with w.Connection(broker.port) as c:
         c.call(w.find_coordinator_v1(1, "too-long", 1), 1)
@@ -311,6 +386,8 @@ def main():
             ("a timeout above transaction.max.timeout.ms is refused", lambda: timeout_above_max(broker)),
             ("DescribeTransactions and ListTransactions show the coordinator's state",
              lambda: describe_and_list(broker)),
+            ("consume-transform-produce commits the group's offsets with the transaction",
+             lambda: consume_transform_produce(broker)),
         ], broker)
     sys.exit(rc)
 

@@ -102,7 +102,7 @@ LeaderAppendResult Partition::append_records_as_leader(const LeaderAppendRequest
       return out;
     }
   } else if (header.producer_id >= 0) {
-    broker::SequenceCheck check = producers_.check(header);
+    broker::SequenceCheck check = producers_.check(header, request.origin == AppendOrigin::client);
     if (check.error != ErrorCode::none) {
       // The log refused it: Kafka reports the log start offset.
       out.status = {check.error, {}, {}};

@@ -39,6 +39,20 @@ ErrorCode Group::validate_member(const std::string& member_id, const std::option
   return has(member_id) ? ErrorCode::none : ErrorCode::unknown_member_id;
 }
 
+bool Group::has_pending_txn_offset(const TopicPartition& tp) const {
+  for (const auto& [producer_id, pending] : pending_txn_offsets)
+    if (pending.count(tp)) return true;
+  return false;
+}
+
+void Group::erase_offset(const TopicPartition& tp) {
+  offsets.erase(tp);
+  for (auto it = pending_txn_offsets.begin(); it != pending_txn_offsets.end();) {
+    it->second.erase(tp);
+    it = it->second.empty() ? pending_txn_offsets.erase(it) : std::next(it);
+  }
+}
+
 ErrorCode Group::validate_offset_commit(const std::string& member_id, const std::optional<std::string>& instance_id,
                                         int32_t generation_id) const {
   if (state == GroupState::dead) return ErrorCode::coordinator_not_available;

@@ -85,6 +85,10 @@ struct CommittedOffset {
   std::string metadata;
   int64_t commit_timestamp = 0;
   std::optional<int64_t> expire_timestamp;
+  // Where its record is in __consumer_offsets (-1: not known): when a
+  // transaction's offsets are committed, an offset whose record came later
+  // in the log stays, as it would after a reload.
+  int64_t record_offset = -1;
 };
 
 using TopicPartition = std::pair<std::string, int32_t>;
@@ -102,6 +106,10 @@ struct Group {
   std::map<std::string, std::string> static_members;  // group.instance.id -> member id
   std::set<std::string> pending_members;              // KIP-394: ids handed out, not yet joined
   std::map<TopicPartition, CommittedOffset> offsets;
+  // TxnOffsetCommit's offsets, by producer id, until the transaction's
+  // marker on the group's partition commits them into `offsets` or drops
+  // them (Kafka's pendingTransactionalOffsets).
+  std::map<int64_t, std::map<TopicPartition, CommittedOffset>> pending_txn_offsets;
 
   // The pending join (Kafka's DelayedJoin / InitialDelayedJoin), timed by
   // the coordinator's join-<group> timer.
@@ -117,6 +125,14 @@ struct Group {
   std::set<std::string> pending_sync;
 
   bool has(const std::string& member_id) const { return members.count(member_id) > 0; }
+  // An open transaction holds an offset for the partition: OffsetFetch with
+  // RequireStable answers UNSTABLE_OFFSET_COMMIT, and expiry leaves it.
+  bool has_pending_txn_offset(const TopicPartition& tp) const;
+  // Committed or pending offsets: a group holding some is kept when it
+  // has no members.
+  bool holds_offsets() const { return !offsets.empty() || !pending_txn_offsets.empty(); }
+  // A tombstone for the partition: its committed offset and every pending one go.
+  void erase_offset(const TopicPartition& tp);
   bool is_leader(const std::string& member_id) const { return leader_id && *leader_id == member_id; }
   // A static member known under another member id (KIP-345 fencing).
   bool is_static_member_fenced(const std::optional<std::string>& instance_id, const std::string& member_id) const;

@@ -16,6 +16,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,15 +35,26 @@ class GroupCoordinator {
   int32_t partition_for(const std::string& group_id) const { return groups_.partition_for(group_id); }
 
   // Loading __consumer_offsets: while a partition loads, its groups answer
-  // COORDINATOR_LOAD_IN_PROGRESS. Records are replayed in log order.
+  // COORDINATOR_LOAD_IN_PROGRESS. Records are replayed in log order, with
+  // their offset and, for a transactional batch's, its producer id.
   void begin_loading(int32_t partition) { groups_.begin_loading(partition); }
-  void replay(int32_t partition, ByteView key, std::optional<ByteView> value);
-  void end_loading(int32_t partition) { groups_.end_loading(partition); }
+  void replay(int32_t partition, ByteView key, std::optional<ByteView> value, int64_t offset = -1,
+              int64_t producer_id = -1);
+  void replay_marker(int32_t partition, int64_t producer_id, bool commit) {
+    offsets_.complete_transaction(partition, producer_id, commit);
+  }
+  // A transaction marker just written on the partition
+  // (transaction/marker_writer.cc): the producer's pending offsets there are
+  // committed or dropped. One written while the partition loads may be
+  // past what the load read, so it is applied again after the load (no
+  // offset commit is accepted meanwhile, so nothing newer can be pending).
+  void complete_transaction(int32_t partition, int64_t producer_id, bool commit);
+  void end_loading(int32_t partition);
   bool is_loading(int32_t partition) const { return groups_.is_loading(partition); }
   // Kafka's onResignation for every partition, as when __consumer_offsets
   // is deleted: waiting JoinGroups and SyncGroups answer NOT_COORDINATOR
   // and every group, with its offsets, leaves memory.
-  void unload_all() { groups_.unload_all(); }
+  void unload_all();
 
   // Coordinator ownership (Kafka's coordinator shards): a single node
   // coordinates every partition; a cluster's broker only those it leads,
@@ -54,7 +67,7 @@ class GroupCoordinator {
   // Kafka's onResignation for one partition: its waiting JoinGroups and
   // SyncGroups answer NOT_COORDINATOR; its groups and their offsets leave
   // memory.
-  void unload_partition(int32_t partition) { groups_.unload_partition(partition); }
+  void unload_partition(int32_t partition);
   // The partition count that maps groups to partitions: in a cluster the
   // __consumer_offsets topic's, once this broker's image has it.
   void set_offsets_partitions(int32_t partitions) { config_.offsets_partitions = partitions; }
@@ -73,8 +86,8 @@ class GroupCoordinator {
     offsets_.commit_offsets(std::move(req), std::move(done));
   }
   ErrorCode fetch_offsets(const std::string& group_id, const std::optional<std::vector<TopicPartition>>& wanted,
-                          std::vector<FetchedOffset>& out) const {
-    return offsets_.fetch_offsets(group_id, wanted, out);
+                          std::vector<FetchedOffset>& out, bool require_stable = false) const {
+    return offsets_.fetch_offsets(group_id, wanted, out, require_stable);
   }
   void delete_offsets(const std::string& group_id, const std::vector<TopicPartition>& partitions,
                       OffsetMetadataManager::DeleteDone done) {
@@ -96,6 +109,8 @@ class GroupCoordinator {
   OffsetsStore& store_;
   GroupMetadataManager groups_;
   OffsetMetadataManager offsets_;
+  // Markers written while their partition loads: producer id, commit.
+  std::map<int32_t, std::vector<std::pair<int64_t, bool>>> completed_while_loading_;
 };
 
 }  // namespace runnel::broker::group

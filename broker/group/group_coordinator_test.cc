@@ -13,20 +13,34 @@ namespace {
 
 // Appends complete at once, or (`defer`) only when the test says so, as
 // they will when a write completes on the high watermark.
+// Each record is at its index in `records` (one log for every partition:
+// offsets only need to grow), with the producer of a transactional write.
 struct MemoryStore : OffsetsStore {
+  struct Stored {
+    int32_t partition;
+    OffsetsRecord record;
+    int64_t producer_id;
+  };
+  std::vector<Stored> log;
   std::vector<std::pair<int32_t, OffsetsRecord>> records;
   bool fail = false;
+  ErrorCode fail_with = ErrorCode::kafka_storage_error;
   bool defer = false;
-  std::vector<AppendDone> pending;
-  void append(int32_t partition, std::vector<OffsetsRecord> rs, AppendDone done) override {
-    if (fail) return done(std::make_error_code(std::errc::io_error));
-    for (auto& r : rs) records.emplace_back(partition, r);
-    if (defer) pending.push_back(std::move(done));
-    else done({});
+  std::vector<std::pair<WriteDone, int64_t>> pending;
+  void write(int32_t partition, std::vector<OffsetsRecord> rs, std::optional<TxnProducer> producer,
+             WriteDone done) override {
+    if (fail) return done({fail_with});
+    const auto base = static_cast<int64_t>(log.size());
+    for (auto& r : rs) {
+      records.emplace_back(partition, r);
+      log.push_back({partition, r, producer ? producer->producer_id : -1});
+    }
+    if (defer) pending.emplace_back(std::move(done), base);
+    else done({ErrorCode::none, base});
   }
   void complete_pending(std::error_code ec = {}) {
     auto now = std::exchange(pending, {});
-    for (auto& done : now) done(ec);
+    for (auto& [done, base] : now) done(ec ? Written{ErrorCode::kafka_storage_error} : Written{ErrorCode::none, base});
   }
 };
 
@@ -761,16 +775,21 @@ TEST_CASE("committed offsets take effect, and the commit is answered, only once 
   CHECK(out.at(0).offset == 42);
 }
 
-TEST_CASE("a commit whose append fails is answered COORDINATOR_NOT_AVAILABLE and not applied") {
+// GroupCoordinatorService.handleOperationException's mapping of the append's error.
+TEST_CASE("a commit whose append fails is answered as Kafka maps the append's error, and not applied") {
   Fixture f;
   f.store.defer = true;
   auto answer = f.commit_async(standalone_commit(42));
   f.store.complete_pending(std::make_error_code(std::errc::io_error));
   REQUIRE(answer->has_value());
-  CHECK((*answer)->entries[0].error == ErrorCode::coordinator_not_available);
+  CHECK((*answer)->entries[0].error == ErrorCode::not_coordinator);  // KAFKA_STORAGE_ERROR
   std::vector<FetchedOffset> out;
   f.gc->fetch_offsets("g", std::vector<TopicPartition>{{"t", 0}}, out);
   CHECK(out.at(0).offset == -1);
+  f.store.defer = false;
+  f.store.fail = true;
+  f.store.fail_with = ErrorCode::request_timed_out;
+  CHECK((*f.commit_async(standalone_commit(42)))->entries[0].error == ErrorCode::coordinator_not_available);
 }
 
 TEST_CASE("the leader's SyncGroup is answered once the assignment is stored") {
@@ -975,4 +994,153 @@ TEST_CASE("a cluster's coordinator owns nothing once __consumer_offsets is delet
   CHECK(!f.gc->owns(p));
   CHECK(f.gc->find("g") == nullptr);
   CHECK((*f.join(f.join_request("")))->error == ErrorCode::not_coordinator);
+}
+
+namespace {
+
+OffsetCommitRequest txn_commit(int64_t producer_id, int64_t offset, int32_t partition = 0) {
+  OffsetCommitRequest r = standalone_commit(offset);
+  r.entries[0].partition = partition;
+  r.transaction = TxnProducer{producer_id, 0};
+  return r;
+}
+
+std::vector<FetchedOffset> fetch(const GroupCoordinator& gc, bool require_stable = false) {
+  std::vector<FetchedOffset> out;
+  gc.fetch_offsets("g", std::vector<TopicPartition>{{"t", 0}}, out, require_stable);
+  return out;
+}
+
+}  // namespace
+
+// Kafka's OffsetMetadataManager: a transaction's offsets are held pending,
+// apart from the committed ones, until the marker on the offsets partition.
+TEST_CASE("TxnOffsetCommit offsets wait for the transaction's marker: COMMIT applies them, ABORT drops them") {
+  Fixture f;
+  CHECK(f.commit("", -1, 10) == ErrorCode::none);
+  auto answer = f.commit_async(txn_commit(7, 20));
+  REQUIRE(answer->has_value());
+  CHECK((*answer)->entries[0].error == ErrorCode::none);
+  REQUIRE(f.store.log.size() == 2);
+  CHECK(f.store.log.back().producer_id == 7);
+
+  int32_t p = f.gc->partition_for("g");
+  CHECK(fetch(*f.gc).at(0).offset == 10);
+  CHECK(fetch(*f.gc).at(0).error == ErrorCode::none);
+  // OffsetFetch v7+ with require_stable: the partition is unstable.
+  CHECK(fetch(*f.gc, true).at(0).error == ErrorCode::unstable_offset_commit);
+
+  SECTION("COMMIT") {
+    f.gc->complete_transaction(p, 7, true);
+    CHECK(fetch(*f.gc, true).at(0).offset == 20);
+    CHECK(fetch(*f.gc, true).at(0).error == ErrorCode::none);
+  }
+  SECTION("ABORT") {
+    f.gc->complete_transaction(p, 7, false);
+    CHECK(fetch(*f.gc, true).at(0).offset == 10);
+    CHECK(fetch(*f.gc, true).at(0).error == ErrorCode::none);
+  }
+  SECTION("another producer's marker leaves them pending") {
+    f.gc->complete_transaction(p, 8, true);
+    CHECK(fetch(*f.gc, true).at(0).error == ErrorCode::unstable_offset_commit);
+  }
+}
+
+TEST_CASE("a transaction's offset committed before a later plain commit does not overwrite it") {
+  Fixture f;
+  REQUIRE((*f.commit_async(txn_commit(7, 20)))->entries[0].error == ErrorCode::none);
+  CHECK(f.commit("", -1, 30) == ErrorCode::none);
+  f.gc->complete_transaction(f.gc->partition_for("g"), 7, true);
+  // The plain commit's record is later in the log: it stands.
+  CHECK(fetch(*f.gc).at(0).offset == 30);
+}
+
+TEST_CASE("a transaction's offsets whose append fails are not pending") {
+  Fixture f;
+  f.store.fail = true;
+  f.store.fail_with = ErrorCode::not_enough_replicas;
+  auto answer = f.commit_async(txn_commit(7, 20));
+  REQUIRE(answer->has_value());
+  // Kafka's handleOperationException: NOT_ENOUGH_REPLICAS -> COORDINATOR_NOT_AVAILABLE.
+  CHECK((*answer)->entries[0].error == ErrorCode::coordinator_not_available);
+  CHECK(fetch(*f.gc, true).at(0).error == ErrorCode::none);
+}
+
+TEST_CASE("pending transactional offsets and their markers survive a reload") {
+  Fixture f;
+  int32_t p = f.gc->partition_for("g");
+  CHECK(f.commit("", -1, 10) == ErrorCode::none);
+  REQUIRE((*f.commit_async(txn_commit(7, 20)))->entries[0].error == ErrorCode::none);
+  REQUIRE((*f.commit_async(txn_commit(8, 40)))->entries[0].error == ErrorCode::none);
+
+  auto reload = [&](auto between) {
+    MemoryStore store2;
+    VirtualTimer timer2;
+    auto gc = std::make_unique<GroupCoordinator>(f.config, store2, f.clock, timer2);
+    gc->begin_loading(p);
+    for (size_t i = 0; i < f.store.log.size(); ++i) {
+      auto& r = f.store.log[i].record;
+      std::optional<ByteView> value;
+      if (r.value) value = ByteView(r.value->data(), r.value->size());
+      gc->replay(p, {r.key.data(), r.key.size()}, value, static_cast<int64_t>(i), f.store.log[i].producer_id);
+    }
+    between(*gc);
+    gc->end_loading(p);
+    return gc;
+  };
+
+  SECTION("a COMMIT marker in the log applies producer 7's offset; 8's stays pending") {
+    auto gc = reload([&](GroupCoordinator& g) { g.replay_marker(p, 7, true); });
+    CHECK(fetch(*gc).at(0).offset == 20);
+    CHECK(fetch(*gc, true).at(0).error == ErrorCode::unstable_offset_commit);
+    gc->complete_transaction(p, 8, false);
+    CHECK(fetch(*gc, true).at(0).offset == 20);
+    CHECK(fetch(*gc, true).at(0).error == ErrorCode::none);
+  }
+  SECTION("a marker written while the partition loads is applied once the load ends") {
+    auto gc = reload([&](GroupCoordinator& g) {
+      g.complete_transaction(p, 8, true);
+      // Records the load reads after the marker was written, as when the
+      // loader's read started before the marker's append.
+      auto& r = f.store.log.back().record;
+      g.replay(p, {r.key.data(), r.key.size()}, ByteView(r.value->data(), r.value->size()), 99, 8);
+    });
+    CHECK(fetch(*gc).at(0).offset == 40);
+    CHECK(fetch(*gc, true).at(0).error == ErrorCode::unstable_offset_commit);  // 7's still open
+  }
+}
+
+TEST_CASE("an empty group with only pending transactional offsets is kept, and expiry spares the pending partition") {
+  Fixture f;
+  REQUIRE((*f.commit_async(txn_commit(7, 20)))->entries[0].error == ErrorCode::none);
+  f.now += f.config.offsets_retention_ms + 1;
+  f.gc->expire_offsets();
+  REQUIRE(f.gc->find("g") != nullptr);
+  f.gc->complete_transaction(f.gc->partition_for("g"), 7, true);
+  CHECK(fetch(*f.gc).at(0).offset == 20);
+}
+
+TEST_CASE("DeleteGroups removes a group's pending transactional offsets with it") {
+  Fixture f;
+  REQUIRE((*f.commit_async(txn_commit(7, 20)))->entries[0].error == ErrorCode::none);
+  CHECK(f.delete_group("g") == ErrorCode::none);
+  CHECK(f.gc->find("g") == nullptr);
+  // The marker after the delete finds nothing to commit.
+  f.gc->complete_transaction(f.gc->partition_for("g"), 7, true);
+  std::vector<FetchedOffset> out;
+  f.gc->fetch_offsets("g", std::vector<TopicPartition>{{"t", 0}}, out);
+  CHECK(out.at(0).offset == -1);
+}
+
+TEST_CASE("TxnOffsetCommit from a generation the group does not have: ILLEGAL_GENERATION") {
+  Fixture f;
+  std::string a = f.stable_single_member();
+  auto r = txn_commit(7, 20);
+  r.member_id = a;
+  r.generation = 5;
+  auto answer = f.commit_async(r);
+  REQUIRE(answer->has_value());
+  CHECK((*answer)->entries[0].error == ErrorCode::illegal_generation);
+  r.generation = 1;
+  CHECK((*f.commit_async(r))->entries[0].error == ErrorCode::none);
 }

@@ -171,7 +171,7 @@ void GroupMetadataManager::end_loading(int32_t partition) {
   for (auto& [id, g] : groups_) {
     if (g->partition != partition) continue;
     for (auto& [mid, m] : g->members) schedule_heartbeat(*g, m);
-    if (g->members.empty() && g->offsets.empty() && g->generation == 0) empty_groups.push_back(id);
+    if (g->members.empty() && !g->holds_offsets() && g->generation == 0) empty_groups.push_back(id);
   }
   for (auto& id : empty_groups) drop_group(id);
 }
@@ -204,7 +204,7 @@ void GroupMetadataManager::join(JoinRequest req, JoinCallback done) {
   }
   if (!accept) {
     if (g->has(req.member_id)) remove_member_and_update_group(*g, req.member_id, "group max size reached");
-    if (g->state == GroupState::empty && g->members.empty() && g->offsets.empty() && g->generation == 0)
+    if (g->state == GroupState::empty && g->members.empty() && !g->holds_offsets() && g->generation == 0)
       drop_group(req.group_id);
     return done(join_error("", ErrorCode::group_max_size_reached));
   }
@@ -216,7 +216,7 @@ void GroupMetadataManager::join(JoinRequest req, JoinCallback done) {
 void GroupMetadataManager::join_new_member(Group& g, JoinRequest& req, JoinCallback& done) {
   if (g.state == GroupState::dead) return done(join_error("", ErrorCode::coordinator_not_available));
   if (!g.supports_protocols(req.protocol_type, req.protocols)) {
-    bool fresh = g.members.empty() && g.offsets.empty() && g.generation == 0 && g.pending_members.empty();
+    bool fresh = g.members.empty() && !g.holds_offsets() && g.generation == 0 && g.pending_members.empty();
     std::string id = g.id;
     done(join_error("", ErrorCode::inconsistent_group_protocol));
     if (fresh) drop_group(id);

@@ -116,9 +116,13 @@ awaitable<size_t> GroupService::load_partition(std::shared_ptr<replication::Part
   if (load_generation_[p] != generation || !coordinator_->is_loading(p)) co_return 0;
   if (!loaded.error.empty()) RLOG_ERROR("loading %s-%d: %s", kOffsetsTopic, part->index(), loaded.error.c_str());
   for (auto& r : loaded.records) {
+    if (r.marker) {
+      coordinator_->replay_marker(p, r.producer_id, *r.marker);
+      continue;
+    }
     std::optional<ByteView> value;
     if (r.value) value = ByteView(r.value->data(), r.value->size());
-    coordinator_->replay(part->index(), ByteView(r.key.data(), r.key.size()), value);
+    coordinator_->replay(p, ByteView(r.key.data(), r.key.size()), value, r.offset, r.producer_id);
   }
   coordinator_->end_loading(part->index());
   co_return loaded.records.size();
@@ -154,21 +158,22 @@ void GroupService::schedule_offsets_expiration() {
 }
 
 // Within offsets.commit.timeout.ms (internal_topic_log.h).
-awaitable<std::error_code> GroupService::write_batch(std::shared_ptr<replication::Partition> part, int32_t min_isr,
-                                                     Bytes batch) {
+awaitable<Written> GroupService::write_batch(std::shared_ptr<replication::Partition> part, int32_t min_isr,
+                                             Bytes batch) {
   const auto timeout = std::chrono::milliseconds(broker_.config().get_int("offsets.commit.timeout.ms"));
-  protocol::ErrorCode e = co_await append_coordinator_batch(broker_, std::move(part), min_isr, std::move(batch), timeout);
-  co_return e == protocol::ErrorCode::none ? std::error_code{} : std::make_error_code(std::errc::io_error);
+  CoordinatorAppend a = co_await append_coordinator_batch(broker_, std::move(part), min_isr, std::move(batch), timeout);
+  co_return Written{a.error, a.base_offset};
 }
 
-void GroupService::append(int32_t partition, std::vector<OffsetsRecord> records, AppendDone done) {
+void GroupService::write(int32_t partition, std::vector<OffsetsRecord> records, std::optional<TxnProducer> producer,
+                         WriteDone done) {
   auto topic = broker_.topics().find(kOffsetsTopic);
   if (!topic) {
     request_offsets_topic();
-    return done(std::make_error_code(std::errc::resource_unavailable_try_again));
+    return done({protocol::ErrorCode::unknown_topic_or_partition});
   }
   auto part = broker_.replica_manager().get_partition(kOffsetsTopic, PartitionId(partition));
-  if (!topic || !part) return done(std::make_error_code(std::errc::no_such_device));
+  if (!part) return done({protocol::ErrorCode::not_leader_or_follower});
   std::vector<rec::Record> rs(records.size());
   for (size_t i = 0; i < records.size(); ++i) {
     rs[i].offset_delta = static_cast<int32_t>(i);
@@ -177,10 +182,18 @@ void GroupService::append(int32_t partition, std::vector<OffsetsRecord> records,
   }
   rec::BatchSpec spec;
   spec.base_timestamp = wall_ms();
+  if (producer) {
+    // As Kafka's coordinator builds it: the producer's id and epoch, base
+    // sequence 0 (a coordinator's append is not sequence-checked).
+    spec.transactional = true;
+    spec.producer_id = producer->producer_id;
+    spec.producer_epoch = producer->producer_epoch;
+    spec.base_sequence = 0;
+  }
   Bytes batch = rec::build_batch(spec, rs);
   asio::co_spawn(broker_.io(), write_batch(part, topic->config.min_insync_replicas, std::move(batch)),
-                 [done = std::move(done)](std::exception_ptr e, std::error_code ec) {
-                   done(e ? std::make_error_code(std::errc::io_error) : ec);
+                 [done = std::move(done)](std::exception_ptr e, Written w) {
+                   done(e ? Written{protocol::ErrorCode::unknown_server_error} : w);
                  });
 }
 

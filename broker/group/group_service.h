@@ -70,7 +70,8 @@ class GroupService : public OffsetsStore {
   // Appends the records as one batch to the partition's log; `done` runs
   // after the append, or with runnel.acks.all.fsync after its fsync, as an
   // acks=all produce is acknowledged.
-  void append(int32_t partition, std::vector<OffsetsRecord> records, AppendDone done) override;
+  void write(int32_t partition, std::vector<OffsetsRecord> records, std::optional<TxnProducer> producer,
+             WriteDone done) override;
 
  private:
   awaitable<void> load_partitions();
@@ -78,7 +79,7 @@ class GroupService : public OffsetsStore {
   // A load overtaken by a resignation (or another election) replays nothing.
   awaitable<size_t> load_partition(std::shared_ptr<replication::Partition> part, uint64_t generation);
   awaitable<void> create_offsets_topic(int16_t replication_factor);
-  awaitable<std::error_code> write_batch(std::shared_ptr<replication::Partition> part, int32_t min_isr, Bytes batch);
+  awaitable<Written> write_batch(std::shared_ptr<replication::Partition> part, int32_t min_isr, Bytes batch);
   // Kafka's offsets.retention.check.interval.ms task, on the coordinator's timer.
   void schedule_offsets_expiration();
 

@@ -14,9 +14,9 @@
 // default) a transactional batch that would open a transaction on its
 // partition is first checked with the coordinator: the partition must be in
 // the producer's ongoing transaction, so that a late write after an abort
-// cannot open a transaction nobody will end. The coordinator's answers
-// reach the client as Kafka's AddPartitionsToTxnManager and ReplicaManager
-// pass them on (verified_error).
+// cannot open a transaction nobody will end
+// (transaction/partition_verification.h); TRANSACTION_ABORTABLE reaches
+// clients from v11.
 #include "base/clock.h"
 #include "broker/authorization.h"
 #include "broker/broker.h"
@@ -25,6 +25,7 @@
 #include "broker/handlers/handlers.h"
 #include "broker/logging.h"
 #include "broker/produce_validation.h"
+#include "broker/transaction/partition_verification.h"
 #include "broker/transaction/transaction_service.h"
 #include "protocol/error_codes.h"
 #include "protocol/records/batch_format.h"
@@ -62,35 +63,6 @@ bool has_transactional_records(const BatchHeaders& headers) {
   for (const auto& h : headers)
     if (h && h->is_transactional()) return true;
   return false;
-}
-
-// A coordinator's verification answer as the producer gets it: PRODUCER_FENCED
-// as INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE as INVALID_TXN_STATE to a
-// client before v11, and the retriable coordinator errors as
-// NOT_ENOUGH_REPLICAS, which every client retries without a metadata refresh.
-ErrorCode verified_error(ErrorCode e, int16_t version) {
-  switch (e) {
-    case ErrorCode::producer_fenced:
-      return ErrorCode::invalid_producer_epoch;
-    case ErrorCode::transaction_abortable:
-      return version <= 10 ? ErrorCode::invalid_txn_state : e;
-    case ErrorCode::concurrent_transactions:
-    case ErrorCode::network_exception:
-    case ErrorCode::coordinator_load_in_progress:
-    case ErrorCode::coordinator_not_available:
-    case ErrorCode::not_coordinator:
-      return ErrorCode::not_enough_replicas;
-    default:
-      return e;
-  }
-}
-
-// Whether the batch must be verified before it opens a transaction: a
-// transactional batch of a producer with no transaction open on the partition.
-bool needs_verification(const replication::Partition& part, const protocol::records::BatchHeader& h) {
-  if (!h.is_transactional()) return false;
-  const ProducerEntry* entry = part.producers().find(h.producer_id);
-  return !entry || entry->current_txn_first_offset < 0 || entry->epoch != h.producer_epoch;
 }
 
 // A plain function, not a coroutine: GCC 12 mishandles lambdas that capture
@@ -179,8 +151,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
     co_await b.hosted_partitions()->wait_caught_up(
         std::min(HostedPartitions::kOpeningWaitBound, std::chrono::milliseconds(std::max(0, req.timeout_ms))));
 
-  const bool verify = req.transactional_id && b.transactions().enabled() &&
-                      b.config().get_bool("transaction.partition.verification.enable");
+  const bool verify = req.transactional_id && b.transactions().enabled();
   const int64_t now_ms = runnel::Clock::system().wall_ms();
   // One entry per partition, in request order; the records stay in the
   // request frame (validation and the append read them there).
@@ -203,14 +174,14 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
         e.result.status = {b.replica_manager().missing_partition_error(topic.name, PartitionId(pd.index)), {}, {}};
         continue;
       }
-      if (verify && received && needs_verification(*e.partition, *received)) {
-        const storage::TopicPartition tp{topic.name, pd.index};
-        auto checked = b.transactions().coordinator().verify_partitions(*req.transactional_id, received->producer_id,
-                                                                        received->producer_epoch, {tp});
-        const ErrorCode error = checked.error != ErrorCode::none ? checked.error : checked.partitions[tp];
+      if (verify && received && received->is_transactional() &&
+          transaction::needs_verification(b, *e.partition, received->producer_id, received->producer_epoch)) {
+        const ErrorCode error =
+            transaction::verify_partition(b, *req.transactional_id, received->producer_id, received->producer_epoch,
+                                          {topic.name, pd.index}, v >= 11);
         if (error != ErrorCode::none) {
           e.partition = nullptr;
-          e.result.status = {verified_error(error, v), {}, {}};
+          e.result.status = {error, {}, {}};
           continue;
         }
       }

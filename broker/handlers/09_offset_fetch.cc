@@ -1,7 +1,8 @@
 // OffsetFetch (key 9): a group's committed offsets. v1-7 ask for one group
 // (v2+ null topics = every committed partition, and a top-level error);
-// v8+ batch several groups; v7+ RequireStable (nothing is ever unstable
-// here until transactional offset commits exist); v10 names topics by id.
+// v8+ batch several groups; v7+ RequireStable: a partition for which an
+// open transaction holds an offset (TxnOffsetCommit) answers
+// UNSTABLE_OFFSET_COMMIT, which the client retries; v10 names topics by id.
 // Partitions without a committed offset answer offset -1.
 // As Kafka's handleOffsetFetchRequest: DESCRIBE on the group (else
 // GROUP_AUTHORIZATION_FAILED), and on each topic: a topic asked for without
@@ -31,7 +32,7 @@ bool may_describe_topic(const RequestContext& ctx, const std::string& topic) {
 }
 
 GroupOffsets fetch(const RequestContext& ctx, const std::string& group_id,
-                   const std::optional<std::vector<TopicPartition>>& wanted) {
+                   const std::optional<std::vector<TopicPartition>>& wanted, bool require_stable) {
   GroupOffsets g;
   if (!authorized(ctx, AclOperation::describe, ResourceType::group, group_id)) {
     g.error = p::ErrorCode::group_authorization_failed;
@@ -42,7 +43,7 @@ GroupOffsets fetch(const RequestContext& ctx, const std::string& group_id,
     allowed.emplace();
     for (const auto& tp : *wanted) (may_describe_topic(ctx, tp.first) ? *allowed : g.refused).push_back(tp);
   }
-  g.error = ctx.broker.groups().coordinator().fetch_offsets(group_id, allowed, g.offsets);
+  g.error = ctx.broker.groups().coordinator().fetch_offsets(group_id, allowed, g.offsets, require_stable);
   if (!wanted) std::erase_if(g.offsets, [&](const FetchedOffset& o) { return !may_describe_topic(ctx, o.topic); });
   return g;
 }
@@ -85,7 +86,7 @@ awaitable<p::OffsetFetchResponse> handle<p::OffsetFetchApi>(RequestContext& ctx,
       for (auto& t : *req.topics)
         for (int32_t i : t.partition_indexes) wanted->push_back({t.name, i});
     }
-    GroupOffsets g = fetch(ctx, req.group_id, wanted);
+    GroupOffsets g = fetch(ctx, req.group_id, wanted, v >= 7 && req.require_stable);
     if (g.error != p::ErrorCode::none && v >= 2) {
       resp.error_code = p::code(g.error);
       co_return resp;
@@ -101,7 +102,7 @@ awaitable<p::OffsetFetchResponse> handle<p::OffsetFetchApi>(RequestContext& ctx,
         op.committed_offset = o->offset;
         op.committed_leader_epoch = o->leader_epoch;
         op.metadata = o->metadata;
-        op.error_code = p::code(g.error);
+        op.error_code = p::code(g.error != p::ErrorCode::none ? g.error : o->error);
       }
     });
     add_refused(g.refused, resp.topics);
@@ -129,7 +130,7 @@ awaitable<p::OffsetFetchResponse> handle<p::OffsetFetchApi>(RequestContext& ctx,
         for (int32_t i : t.partition_indexes) wanted->push_back({name, i});
       }
     }
-    GroupOffsets g = fetch(ctx, rg.group_id, wanted);
+    GroupOffsets g = fetch(ctx, rg.group_id, wanted, req.require_stable);
     out.error_code = p::code(g.error);
     if (g.error != p::ErrorCode::none) continue;
     by_topic(g.offsets, [&](const std::string& name, const std::vector<const FetchedOffset*>& parts) {
@@ -148,6 +149,7 @@ awaitable<p::OffsetFetchResponse> handle<p::OffsetFetchApi>(RequestContext& ctx,
         op.committed_offset = o->offset;
         op.committed_leader_epoch = o->leader_epoch;
         op.metadata = o->metadata;
+        op.error_code = p::code(o->error);
       }
     });
     add_refused(g.refused, out.topics);

@@ -5,6 +5,7 @@
 
 #include "base/clock.h"
 #include "broker/broker.h"
+#include "broker/group/group_service.h"
 #include "broker/logging.h"
 #include "protocol/records/control_record.h"
 
@@ -70,9 +71,16 @@ awaitable<void> write_markers(Broker& b, std::span<MarkerTarget> targets) {
       sync_error = ErrorCode::kafka_storage_error;
     }
   }
-  for (size_t i = 0; i < targets.size(); ++i)
-    if (targets[i].error == ErrorCode::none)
-      targets[i].error = entries[i].result.ok() ? sync_error : entries[i].result.status.code;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    MarkerTarget& t = targets[i];
+    if (t.error != ErrorCode::none) continue;
+    t.error = entries[i].result.ok() ? sync_error : entries[i].result.status.code;
+    // The group coordinator applies a marker on its partition once it is
+    // durable: the transaction's offsets become committed, or are dropped
+    // (Kafka's GroupCoordinator.completeTransaction).
+    if (t.error == ErrorCode::none && t.topic == group::kOffsetsTopic)
+      b.groups().coordinator().complete_transaction(t.partition, t.marker->producer_id, t.marker->commit);
+  }
 }
 
 }  // namespace runnel::broker::transaction

@@ -13,6 +13,8 @@
 // before the answer, as an acks=all produce is: a coordinator that marks a
 // transaction complete must never find its marker lost after a crash. A
 // failed fsync answers KAFKA_STORAGE_ERROR, which the coordinator retries.
+// A marker written on __consumer_offsets then commits or drops the
+// transaction's pending offsets in the group coordinator.
 #pragma once
 
 #include <cstdint>

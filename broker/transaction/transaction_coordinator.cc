@@ -1,5 +1,6 @@
 #include "broker/transaction/transaction_coordinator.h"
 
+#include "broker/coordinator_append_error.h"
 #include "broker/logging.h"
 #include "broker/transaction/transaction_log.h"
 
@@ -12,26 +13,6 @@ using S = TransactionState;
 InitProducerIdResult init_error(ErrorCode e) { return {e, kNoProducerId, kNoProducerEpoch}; }
 
 bool is_prepare(TransactionState s) { return s == S::prepare_commit || s == S::prepare_abort; }
-
-// TransactionStateManager.appendTransactionToLog's mapping of the produce
-// error to the one the coordinator answers.
-ErrorCode coordinator_error(ErrorCode e) {
-  switch (e) {
-    case ErrorCode::unknown_topic_or_partition:
-    case ErrorCode::not_enough_replicas:
-    case ErrorCode::not_enough_replicas_after_append:
-    case ErrorCode::request_timed_out:
-      return ErrorCode::coordinator_not_available;
-    case ErrorCode::not_leader_or_follower:
-    case ErrorCode::kafka_storage_error:
-      return ErrorCode::not_coordinator;
-    case ErrorCode::message_too_large:
-    case ErrorCode::record_list_too_large:
-      return ErrorCode::unknown_server_error;
-    default:
-      return e;
-  }
-}
 
 // TransactionMarkerRequestCompletionHandler: which partition answers are
 // retried. Anything not listed (Kafka throws IllegalStateException for it)
@@ -159,7 +140,7 @@ awaitable<ErrorCode> TransactionCoordinator::append_transit(std::string transact
     md->pending_state.reset();
     co_return ErrorCode::unknown_server_error;
   }
-  ErrorCode error = coordinator_error(co_await log_.append(partition_for(transactional_id), std::move(*key),
+  ErrorCode error = coordinator_append_error(co_await log_.append(partition_for(transactional_id), std::move(*key),
                                                            std::move(value)));
   auto current = still(transactional_id, coordinator_epoch, md);
   if (!current) co_return ErrorCode::not_coordinator;

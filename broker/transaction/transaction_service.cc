@@ -124,6 +124,7 @@ awaitable<size_t> TransactionService::load_partition(std::shared_ptr<replication
   if (!coordinator_->is_loading(p)) co_return 0;
   if (!loaded.error.empty()) RLOG_ERROR("loading %s-%d: %s", kTransactionStateTopic, p, loaded.error.c_str());
   for (auto& r : loaded.records) {
+    if (r.marker) continue;  // no transaction writes to this topic
     std::optional<protocol::ByteView> value;
     if (r.value) value = protocol::ByteView(r.value->data(), r.value->size());
     if (!coordinator_->replay(p, protocol::ByteView(r.key.data(), r.key.size()), value))
@@ -147,8 +148,10 @@ awaitable<ErrorCode> TransactionService::append(int32_t partition, protocol::Byt
   spec.base_timestamp = Clock::system().wall_ms();
   protocol::Bytes batch = rec::build_batch(spec, std::span(&r, 1));
   const auto timeout = std::chrono::milliseconds(broker_.config().get_int("request.timeout.ms"));
-  co_return co_await append_coordinator_batch(broker_, std::move(part), topic->config.min_insync_replicas,
-                                              std::move(batch), timeout);
+  CoordinatorAppend appended = co_await append_coordinator_batch(broker_, std::move(part),
+                                                                 topic->config.min_insync_replicas, std::move(batch),
+                                                                 timeout);
+  co_return appended.error;
 }
 
 awaitable<void> TransactionService::send(std::span<MarkerTarget> targets) { co_await write_markers(broker_, targets); }

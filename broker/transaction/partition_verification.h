@@ -1,0 +1,42 @@
+// KIP-890 part 1 (transaction.partition.verification.enable, Kafka's
+// default): a transactional write that would open a transaction on a
+// partition (a Produce, a TxnOffsetCommit on the group's __consumer_offsets
+// partition) is first checked with the transaction coordinator, which must
+// have the partition in the producer's ongoing transaction, so that a late
+// write after an abort cannot open a transaction nobody will end (Kafka's
+// ReplicaManager.maybeStartTransactionVerificationForPartition and
+// AddPartitionsToTxnManager).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "protocol/error_codes.h"
+#include "storage/topic_partition.h"
+
+namespace runnel::replication {
+class Partition;
+}
+
+namespace runnel::broker {
+class Broker;
+}
+
+namespace runnel::broker::transaction {
+
+// Whether the producer's transactional write to `part` must be verified:
+// verification is on and the producer has no transaction open there at
+// this epoch.
+bool needs_verification(const Broker& broker, const replication::Partition& part, int64_t producer_id,
+                        int16_t producer_epoch);
+
+// Asks the coordinator; NONE, or its answer as Kafka's
+// AddPartitionsToTxnManager passes it on: PRODUCER_FENCED as
+// INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE as INVALID_TXN_STATE to a
+// client whose version predates it, and the retriable coordinator errors
+// as NOT_ENOUGH_REPLICAS, which every client retries.
+protocol::ErrorCode verify_partition(Broker& broker, const std::string& transactional_id, int64_t producer_id,
+                                     int16_t producer_epoch, const storage::TopicPartition& tp,
+                                     bool transaction_abortable_supported);
+
+}  // namespace runnel::broker::transaction
