@@ -106,8 +106,12 @@ class Kafka(runnel_harness.BrokerProcess):
     clean_exit_required = False  # the JVM exits 143 on SIGTERM
 
     def __init__(self, cache_dir=None, overrides=None, keep_dir=False, ready_timeout=240.0,
-                 jvm_opts=None, listeners=()):
+                 jvm_opts=None, listeners=(), features=None):
         self.classpath = kafka_classpath(cache_dir)
+        # Feature levels finalized at format time (kafka-storage format
+        # --feature name=level, KIP-1022), e.g. transaction.version 0 to
+        # match a broker that finalizes none.
+        self.features = dict(features or {})
         super().__init__(ready_timeout, keep_dir, "kafka-compat-")
         self.overrides = dict(overrides or {})
         # Further client listeners by name, beyond PLAINTEXT (the harness's
@@ -165,7 +169,8 @@ class Kafka(runnel_harness.BrokerProcess):
         with open(self.log_path, "ab") as log:
             if not self.formatted:
                 fmt = self._java("kafka.tools.StorageTool", "format", "--cluster-id=" + self._cluster_id(),
-                                 "-c", self.props_path)
+                                 "-c", self.props_path,
+                                 *("--feature=%s=%s" % kv for kv in sorted(self.features.items())))
                 log.write(b"=== kafka format: %s\n" % " ".join(fmt).encode())
                 log.flush()
                 rc = subprocess.run(fmt, stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=120).returncode
