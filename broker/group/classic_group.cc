@@ -54,17 +54,20 @@ void Group::erase_offset(const TopicPartition& tp) {
 }
 
 ErrorCode Group::validate_offset_commit(const std::string& member_id, const std::optional<std::string>& instance_id,
-                                        int32_t generation_id) const {
+                                        int32_t generation_id, bool transactional) const {
   if (state == GroupState::dead) return ErrorCode::coordinator_not_available;
   if (generation_id < 0 && state == GroupState::empty) return ErrorCode::none;
-  // Without member id, generation or instance id (OffsetCommit v0's shape)
-  // only an Empty group accepts offsets.
-  if (generation_id < 0 && member_id.empty() && !instance_id) return ErrorCode::unknown_member_id;
-  if (ErrorCode e = validate_member(member_id, instance_id); e != ErrorCode::none) return e;
-  if (generation_id != generation) return ErrorCode::illegal_generation;
+  if (generation_id >= 0 || !member_id.empty() || instance_id) {
+    if (ErrorCode e = validate_member(member_id, instance_id); e != ErrorCode::none) return e;
+    if (generation_id != generation) return ErrorCode::illegal_generation;
+  } else if (!transactional) {
+    // Without member id, generation or instance id (OffsetCommit v0's
+    // shape) only an Empty group accepts offsets.
+    return ErrorCode::unknown_member_id;
+  }
   // The member has this generation's JoinGroup answer but not its
   // assignment yet: it should finish the rebalance, then commit.
-  if (state == GroupState::completing_rebalance) return ErrorCode::rebalance_in_progress;
+  if (!transactional && state == GroupState::completing_rebalance) return ErrorCode::rebalance_in_progress;
   return ErrorCode::none;
 }
 

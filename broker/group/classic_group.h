@@ -144,9 +144,12 @@ struct Group {
   ErrorCode validate_member(const std::string& member_id, const std::optional<std::string>& instance_id) const;
   // Kafka's validateOffsetCommit, in its order: the member, then its
   // generation, then the rebalance state. Generation -1 on an Empty group is
-  // a consumer that only stores offsets here (or the admin client).
+  // a consumer that only stores offsets here (or the admin client). A
+  // transactional commit (TxnOffsetCommit) without member, generation or
+  // instance (v0-2, or a producer not given the group's metadata) is
+  // accepted in any live state, and is not held back by a rebalance.
   ErrorCode validate_offset_commit(const std::string& member_id, const std::optional<std::string>& instance_id,
-                                   int32_t generation_id) const;
+                                   int32_t generation_id, bool transactional = false) const;
   bool supports_protocols(const std::string& member_protocol_type, const std::vector<Protocol>& protocols) const;
   bool has_all_members_joined() const;
   size_t awaiting_join_count() const;

@@ -1144,3 +1144,27 @@ TEST_CASE("TxnOffsetCommit from a generation the group does not have: ILLEGAL_GE
   r.generation = 1;
   CHECK((*f.commit_async(r))->entries[0].error == ErrorCode::none);
 }
+
+// ClassicGroup.validateOffsetCommit with isTransactional: kafka-python's
+// TxnOffsetCommit v2 names no member or generation, whatever the group does.
+TEST_CASE("TxnOffsetCommit without member or generation is accepted by a group with members") {
+  Fixture f;
+  f.stable_single_member();
+  CHECK(f.commit("", -1) == ErrorCode::unknown_member_id);
+  auto answer = f.commit_async(txn_commit(7, 20));
+  REQUIRE(answer->has_value());
+  CHECK((*answer)->entries[0].error == ErrorCode::none);
+}
+
+TEST_CASE("TxnOffsetCommit is not held back while the group completes a rebalance") {
+  Fixture f;
+  std::string a = f.join_member();
+  auto j = f.join(f.join_request(a));
+  f.advance(1);
+  REQUIRE(f.gc->find("g")->state == GroupState::completing_rebalance);
+  CHECK(f.commit(a, 1) == ErrorCode::rebalance_in_progress);
+  auto r = txn_commit(7, 20);
+  r.member_id = a;
+  r.generation = 1;
+  CHECK((*f.commit_async(r))->entries[0].error == ErrorCode::none);
+}

@@ -89,7 +89,8 @@ void OffsetMetadataManager::commit_offsets(OffsetCommitRequest req, CommitDone d
     }
     g = &groups_.get_or_create(req.group_id);
   }
-  if (ErrorCode e = g->validate_offset_commit(req.member_id, req.group_instance_id, req.generation);
+  if (ErrorCode e = g->validate_offset_commit(req.member_id, req.group_instance_id, req.generation,
+                                                 req.transaction.has_value());
       e != ErrorCode::none) {
     fail_all(e);
     return done(std::move(req));
