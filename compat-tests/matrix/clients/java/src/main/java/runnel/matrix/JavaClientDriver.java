@@ -33,9 +33,11 @@ public final class JavaClientDriver {
     public static void main(String[] args) throws Exception {
         String bootstrap = null;
         String security = null;  // the --security file, flattened to properties by the run script
+        java.util.Set<String> only = null;
         for (int i = 0; i + 1 < args.length; i += 2) {
             if (args[i].equals("--bootstrap")) bootstrap = args[i + 1];
             if (args[i].equals("--security-properties")) security = args[i + 1];
+            if (args[i].equals("--only")) only = java.util.Set.of(args[i + 1].split(","));  // debugging
         }
         if (bootstrap == null) {
             System.err.println("usage: JavaClientDriver --bootstrap HOST:PORT [--security-properties FILE]");
@@ -65,6 +67,8 @@ public final class JavaClientDriver {
             scenarios.put("compression_" + codec, kit -> ProduceScenarios.compression(kit, codec));
         }
         scenarios.put("idempotent_produce", ProduceScenarios::idempotent);
+        scenarios.put("transactions", TxnScenarios::transactions);
+        scenarios.put("transactions_offsets", TxnScenarios::transactionsOffsets);
         scenarios.put("consume_earliest", ConsumeScenarios::earliest);
         scenarios.put("consume_latest", ConsumeScenarios::latest);
         scenarios.put("consume_timestamp", ConsumeScenarios::timestamp);
@@ -75,6 +79,7 @@ public final class JavaClientDriver {
         scenarios.put("admin_groups", GroupScenarios::adminGroups);
         scenarios.put("admin_delete_records", AdminScenarios::deleteRecords);
         scenarios.put("leader_failover", FailoverScenarios::leaderFailover);
+        if (only != null) scenarios.keySet().retainAll(only);
         try (Kit kit = new Kit(bootstrap)) {
             run(scenarios, kit);
         }
