@@ -342,6 +342,8 @@ def main():
     ap.add_argument("--cache", default=os.path.join(REPO, "build", "matrix-cache"))
     ap.add_argument("--out", default="")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per driver")
+    ap.add_argument("--only", default="", help="comma-separated scenario ids (debugging): only these are "
+                    "recorded; drivers that read $MATRIX_ONLY run only these")
     args = ap.parse_args()
     if args.security and args.cluster:
         ap.error("--security runs on one broker: not with --cluster")
@@ -350,6 +352,9 @@ def main():
     os.makedirs(cache, exist_ok=True)
     wanted = [c for c in args.clients.split(",") if c] or all_clients()
     ids = scenarios(args.security)
+    if args.only:
+        ids = [sid for sid in ids if sid in args.only.split(",")]
+        os.environ["MATRIX_ONLY"] = ",".join(ids)
     only_in_cluster = cluster_only()
     where = args.broker + (" cluster" if args.cluster else " security" if args.security else "")
     certs = None

@@ -128,7 +128,8 @@ def parse_args():
     ap.add_argument("--bootstrap", required=True)
     ap.add_argument("--cache", required=True)
     ap.add_argument("--security", help="JSON file of the security columns: run only those scenarios")
-    ap.add_argument("--only", help="comma-separated scenario ids (debugging)")
+    ap.add_argument("--only", default=os.environ.get("MATRIX_ONLY"),
+                    help="comma-separated scenario ids (debugging; run_matrix.py --only sets $MATRIX_ONLY)")
     return ap.parse_args()
 
 
