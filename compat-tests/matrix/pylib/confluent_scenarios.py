@@ -204,6 +204,149 @@ def idempotent_produce(ctx):
     assert end == (0, len(vals)), "watermarks %s, want (0, %d): duplicates" % (end, len(vals))
 
 
+def txn_producer(ctx, txn_id):
+    return producer(ctx, transactional_id=txn_id, enable_idempotence=True, acks="all",
+                    transaction_timeout_ms=30000, message_timeout_ms=30000)  # librdkafka: <= the txn timeout
+
+
+def txn_send(p, topic, partitions, vals):
+    """Produces vals round-robin over the partitions in the open transaction;
+    the delivery reports (err or None), filled in as they arrive."""
+    reports = [None] * len(vals)
+    for i, v in enumerate(vals):
+        p.produce(topic, v, partition=i % partitions,
+                  on_delivery=lambda err, msg, i=i: reports.__setitem__(i, err or "ok"))
+        p.poll(0)
+    return reports
+
+
+def read_to_end(ctx, topic, partitions, isolation):
+    """Every partition from the start with the isolation level until the
+    fetch reaches its end (librdkafka's partition EOF: past any trailing
+    control record, which position() does not count); values per partition."""
+    c = consumer(ctx, ctx.name("reader"), isolation_level=isolation, enable_partition_eof=True)
+    got = [[] for _ in range(partitions)]
+    at_end = set()
+    try:
+        c.assign([TopicPartition(topic, part, OFFSET_BEGINNING) for part in range(partitions)])
+        deadline = time.monotonic() + 20
+        while len(at_end) < partitions:
+            assert time.monotonic() < deadline, "reading %s %s: end of partitions %s only" % (
+                topic, isolation, sorted(at_end))
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                if m.error().code() == KafkaError._PARTITION_EOF:
+                    at_end.add(m.partition())
+                    continue
+                raise AssertionError("consume error: %s" % m.error())
+            got[m.partition()].append(m.value())
+    finally:
+        c.close()
+    return got
+
+
+FENCED = {KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH}
+
+
+def transactions(ctx):
+    topic, txn_id = ctx.name(), ctx.name("txn-id")
+    create_topic(ctx, topic, 2)
+    first, aborted, second = values(10, "commit1"), values(6, "abort"), values(8, "commit2")
+    p = txn_producer(ctx, txn_id)
+    p.init_transactions(30)
+    p.begin_transaction()
+    txn_send(p, topic, 2, first)
+    p.commit_transaction(30)
+    p.begin_transaction()
+    reports = txn_send(p, topic, 2, aborted)
+    assert p.flush(30) == 0, "aborted transaction's records not flushed"
+    assert reports == ["ok"] * len(aborted), "delivery of the records to abort: %s" % reports
+    p.abort_transaction(30)
+    p.begin_transaction()
+    txn_send(p, topic, 2, second)
+    p.commit_transaction(30)
+
+    committed = read_to_end(ctx, topic, 2, "read_committed")
+    everything = read_to_end(ctx, topic, 2, "read_uncommitted")
+    w = consumer(ctx, ctx.name("w"))
+    try:
+        for part in range(2):
+            want = first[part::2] + second[part::2]
+            assert committed[part] == want, "read_committed partition %d: %d values, want %d" % (
+                part, len(committed[part]), len(want))
+            want_all = first[part::2] + aborted[part::2] + second[part::2]
+            assert everything[part] == want_all, "read_uncommitted partition %d: %d values, want %d" % (
+                part, len(everything[part]), len(want_all))
+            end = w.get_watermark_offsets(TopicPartition(topic, part), timeout=10)[1]
+            assert end == len(want_all) + 3, "partition %d end offset %d, want %d records + 3 markers" % (
+                part, end, len(want_all))
+    finally:
+        w.close()
+
+    # A second producer with the same transactional.id fences the first.
+    p2 = txn_producer(ctx, txn_id)
+    p2.init_transactions(30)
+    error = None
+    try:
+        p.begin_transaction()
+        p.produce(topic, b"fenced", partition=0)
+        p.commit_transaction(30)
+    except confluent_kafka.KafkaException as e:
+        error = e.args[0]
+    assert error is not None, "the fenced producer's transaction committed"
+    assert error.code() in FENCED, "fenced producer failed with %s" % error
+    p2.begin_transaction()
+    reports = txn_send(p2, topic, 1, [b"after-fence"])
+    p2.commit_transaction(30)
+    assert reports == ["ok"], "second producer's delivery: %s" % reports
+    return ("commit 10, abort 6, commit 8 on 2 partitions: read_committed 18, read_uncommitted 24, end offsets "
+            "+3 markers each; the same transactional.id fenced the first (%s: %s); the second committed"
+            % (error.name() + (", fatal" if error.fatal() else ""), error.str()))
+
+
+def transactions_offsets(ctx):
+    src, dst, group = ctx.name("in"), ctx.name("out"), ctx.name("group")
+    create_topic(ctx, src, 1)
+    create_topic(ctx, dst, 1)
+    n, first = 10, 6
+    produce_all(producer(ctx), src, [{"value": v} for v in values(n, src)])
+    c = consumer(ctx, group, isolation_level="read_committed")
+    p = txn_producer(ctx, ctx.name("txn-id"))
+    try:
+        seen = subscribed(c, src)
+        got = seen + take(c, n - len(seen))
+        assert [m.value() for m in got] == values(n, src), "input read by the group consumer differs"
+        p.init_transactions(30)
+
+        p.begin_transaction()
+        txn_send(p, dst, 1, [b"out-" + m.value() for m in got[:first]])
+        p.send_offsets_to_transaction([TopicPartition(src, 0, got[first - 1].offset() + 1)],
+                                      c.consumer_group_metadata(), 30)
+        p.commit_transaction(30)
+
+        p.begin_transaction()
+        reports = txn_send(p, dst, 1, [b"out-" + m.value() for m in got[first:]])
+        assert p.flush(30) == 0 and reports == ["ok"] * (n - first), "second transaction's delivery: %s" % reports
+        p.send_offsets_to_transaction([TopicPartition(src, 0, got[-1].offset() + 1)],
+                                      c.consumer_group_metadata(), 30)
+        p.abort_transaction(30)
+
+        committed = c.committed([TopicPartition(src, 0)], timeout=20)[0]
+        assert committed.error is None, "committed(): %s" % committed.error
+        assert committed.offset == first, "group's committed offset %d after the aborted transaction, want %d" % (
+            committed.offset, first)
+    finally:
+        c.close()
+    outputs = [b"out-" + v for v in values(n, src)]
+    assert read_to_end(ctx, dst, 1, "read_committed")[0] == outputs[:first], "output read_committed differs"
+    assert read_to_end(ctx, dst, 1, "read_uncommitted")[0] == outputs, "output read_uncommitted differs"
+    return ("group consumer read 10; txn 1 wrote 6 outputs + offset 6 (send_offsets_to_transaction with "
+            "consumer_group_metadata), committed; txn 2 wrote 4 + offset 10, aborted: committed() = 6, "
+            "output read_committed 6, read_uncommitted 10")
+
+
 def subscribed(c, topic, timeout=45):
     """Subscribes and polls until the group assigned something; returns messages seen meanwhile."""
     assigned = []
@@ -613,6 +756,8 @@ def scenarios():
         "compression_lz4": compression("lz4"),
         "compression_zstd": compression("zstd"),
         "idempotent_produce": idempotent_produce,
+        "transactions": transactions,
+        "transactions_offsets": transactions_offsets,
         "consume_earliest": consume_earliest,
         "consume_latest": consume_latest,
         "consume_timestamp": consume_timestamp,
