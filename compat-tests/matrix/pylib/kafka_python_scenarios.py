@@ -235,6 +235,150 @@ def wait_assigned(c, timeout=45):
     return seen
 
 
+def txn_producer(ctx, txn_id):
+    return producer(ctx, transactional_id=txn_id, enable_idempotence=True, acks="all",
+                    transaction_timeout_ms=30000)
+
+
+def txn_send(p, topic, partitions, vals):
+    """Sends vals round-robin over the partitions in the open transaction; the futures."""
+    return [p.send(topic, value=v, partition=i % partitions) for i, v in enumerate(vals)]
+
+
+def read_to_end(ctx, topic, partitions, isolation):
+    """Every partition from the start with the isolation level until the
+    position reaches the end offset (the last stable offset for
+    read_committed; the fetcher's position steps over control batches);
+    values per partition."""
+    c = consumer(ctx, isolation_level=isolation)
+    got = [[] for _ in range(partitions)]
+    try:
+        tps = [TopicPartition(topic, part) for part in range(partitions)]
+        c.assign(tps)
+        c.seek_to_beginning(*tps)
+        end = c.end_offsets(tps)
+        deadline = time.monotonic() + 20
+        while not all(c.position(tp) >= end[tp] for tp in tps):
+            assert time.monotonic() < deadline, "reading %s %s to %s: at %s" % (
+                topic, isolation, end, [c.position(tp) for tp in tps])
+            for tp, recs in c.poll(timeout_ms=200).items():
+                got[tp.partition].extend(r.value for r in recs)
+        for tp, recs in c.poll(timeout_ms=300).items():
+            got[tp.partition].extend(r.value for r in recs)
+    finally:
+        c.close()
+    return got
+
+
+FENCED = (kafka.errors.ProducerFencedError, kafka.errors.InvalidProducerEpochError)
+
+
+def transactions(ctx):
+    topic, txn_id = ctx.name(), ctx.name("txn-id")
+    create_topic(ctx, topic, 2)
+    first, aborted, second = values(10, "commit1"), values(6, "abort"), values(8, "commit2")
+    p = txn_producer(ctx, txn_id)
+    p.init_transactions()
+    p.begin_transaction()
+    txn_send(p, topic, 2, first)
+    p.commit_transaction()
+    p.begin_transaction()
+    futures = txn_send(p, topic, 2, aborted)
+    p.flush(30)
+    for f in futures:
+        f.get(timeout=30)  # in the log before the abort
+    p.abort_transaction()
+    p.begin_transaction()
+    txn_send(p, topic, 2, second)
+    p.commit_transaction()
+
+    committed = read_to_end(ctx, topic, 2, "read_committed")
+    everything = read_to_end(ctx, topic, 2, "read_uncommitted")
+    c = consumer(ctx)
+    try:
+        ends = c.end_offsets([TopicPartition(topic, part) for part in range(2)])
+    finally:
+        c.close()
+    for part in range(2):
+        want = first[part::2] + second[part::2]
+        assert committed[part] == want, "read_committed partition %d: %d values, want %d" % (
+            part, len(committed[part]), len(want))
+        want_all = first[part::2] + aborted[part::2] + second[part::2]
+        assert everything[part] == want_all, "read_uncommitted partition %d: %d values, want %d" % (
+            part, len(everything[part]), len(want_all))
+        end = ends[TopicPartition(topic, part)]
+        assert end == len(want_all) + 3, "partition %d end offset %d, want %d records + 3 markers" % (
+            part, end, len(want_all))
+
+    # A second producer with the same transactional.id fences the first.
+    p2 = txn_producer(ctx, txn_id)
+    p2.init_transactions()
+    error = None
+    try:
+        p.begin_transaction()
+        f = p.send(topic, value=b"fenced", partition=0)
+        p.commit_transaction()
+        f.get(timeout=30)
+    except kafka.errors.KafkaError as e:
+        error = e
+    assert error is not None, "the fenced producer's transaction committed"
+    assert isinstance(error, FENCED), "fenced producer failed with %s: %s" % (type(error).__name__, error)
+    p.close(5)
+    p2.begin_transaction()
+    f = p2.send(topic, value=b"after-fence", partition=0)
+    p2.commit_transaction()
+    f.get(timeout=30)
+    p2.close(5)
+    return ("commit 10, abort 6, commit 8 on 2 partitions: read_committed 18, read_uncommitted 24, end offsets "
+            "+3 markers each; the same transactional.id fenced the first (%s); the second committed"
+            % type(error).__name__)
+
+
+def transactions_offsets(ctx):
+    src, dst, group = ctx.name("in"), ctx.name("out"), ctx.name("group")
+    create_topic(ctx, src, 1)
+    create_topic(ctx, dst, 1)
+    n, first = 10, 6
+    produce_all(producer(ctx), src, [{"value": v} for v in values(n, src)])
+    tp = TopicPartition(src, 0)
+    c = consumer(ctx, group, isolation_level="read_committed")
+    p = txn_producer(ctx, ctx.name("txn-id"))
+    try:
+        c.subscribe([src])
+        seen = wait_assigned(c)
+        got = seen + take(c, n - len(seen))
+        assert [r.value for r in got] == values(n, src), "input read by the group consumer differs"
+        p.init_transactions()
+
+        p.begin_transaction()
+        txn_send(p, dst, 1, [b"out-" + r.value for r in got[:first]])
+        # kafka-python's send_offsets_to_transaction takes the group id, not
+        # the consumer's group metadata (generation and member: KIP-447).
+        p.send_offsets_to_transaction({tp: OffsetAndMetadata(got[first - 1].offset + 1, "", -1)}, group)
+        p.commit_transaction()
+
+        p.begin_transaction()
+        futures = txn_send(p, dst, 1, [b"out-" + r.value for r in got[first:]])
+        p.flush(30)
+        for f in futures:
+            f.get(timeout=30)
+        p.send_offsets_to_transaction({tp: OffsetAndMetadata(got[-1].offset + 1, "", -1)}, group)
+        p.abort_transaction()
+
+        committed = c.committed(tp)
+        assert committed == first, "group's committed offset %s after the aborted transaction, want %d" % (
+            committed, first)
+    finally:
+        c.close()
+        p.close(5)
+    outputs = [b"out-" + v for v in values(n, src)]
+    assert read_to_end(ctx, dst, 1, "read_committed")[0] == outputs[:first], "output read_committed differs"
+    assert read_to_end(ctx, dst, 1, "read_uncommitted")[0] == outputs, "output read_uncommitted differs"
+    return ("group consumer read 10; txn 1 wrote 6 outputs + offset 6 (send_offsets_to_transaction with the "
+            "group id), committed; txn 2 wrote 4 + offset 10, aborted: committed() = 6, "
+            "output read_committed 6, read_uncommitted 10")
+
+
 def consume_earliest(ctx):
     topic = ctx.name()
     vals = values(10, topic)
@@ -621,6 +765,8 @@ def scenarios():
         "compression_lz4": compression("lz4"),
         "compression_zstd": compression("zstd"),
         "idempotent_produce": idempotent_produce,
+        "transactions": transactions,
+        "transactions_offsets": transactions_offsets,
         "consume_earliest": consume_earliest,
         "consume_latest": consume_latest,
         "consume_timestamp": consume_timestamp,
