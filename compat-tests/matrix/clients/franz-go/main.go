@@ -91,6 +91,15 @@ func main() {
 	e := &env{bootstrap: *bootstrap, seeds: strings.Split(*bootstrap, ","), prefix: "franzgo-" + hex.EncodeToString(suffix)}
 	e.brokers = brokersFromEnv(e.seeds)
 	list := scenarios()
+	if only := os.Getenv("MATRIX_ONLY"); only != "" { // run_matrix.py --only (debugging)
+		var kept []scenario
+		for _, s := range list {
+			if strings.Contains(","+only+",", ","+s.id+",") {
+				kept = append(kept, s)
+			}
+		}
+		list = kept
+	}
 	if *security != "" {
 		// Each security scenario makes its clients for its own listener.
 		var err error
@@ -165,6 +174,9 @@ func scenarios() []scenario {
 			return scenarioCompression(ctx, e, kgo.ZstdCompression(), 4, "zstd")
 		}},
 		{"idempotent_produce", t, scenarioIdempotentProduce},
+		// A fresh Kafka creates __transaction_state on the first InitProducerId.
+		{"transactions", 60 * time.Second, scenarioTransactions},
+		{"transactions_offsets", 60 * time.Second, scenarioTransactionsOffsets},
 		// The first group scenario: a fresh Kafka creates and loads
 		// __consumer_offsets on the first FindCoordinator, slow on a busy machine.
 		{"consume_earliest", 60 * time.Second, scenarioConsumeEarliest},
