@@ -115,6 +115,15 @@ func main() {
 	e := &env{bootstrap: *bootstrap, seeds: strings.Split(*bootstrap, ","), prefix: "sarama-" + hex.EncodeToString(suffix)}
 	e.brokers = brokersFromEnv(e.seeds)
 	list := scenarios()
+	if only := os.Getenv("MATRIX_ONLY"); only != "" { // run_matrix.py --only (debugging)
+		var kept []scenario
+		for _, s := range list {
+			if strings.Contains(","+only+",", ","+s.id+",") {
+				kept = append(kept, s)
+			}
+		}
+		list = kept
+	}
 	var err error
 	if *security != "" {
 		// Each security scenario makes its clients for its own listener.
@@ -223,6 +232,9 @@ func scenarios() []scenario {
 			return scenarioCompression(ctx, e, sarama.CompressionZSTD, "zstd")
 		}},
 		{"idempotent_produce", t, scenarioIdempotentProduce},
+		// A fresh Kafka creates __transaction_state on the first InitProducerId.
+		{"transactions", 60 * time.Second, scenarioTransactions},
+		{"transactions_offsets", 60 * time.Second, scenarioTransactionsOffsets},
 		// The first group scenario: a fresh Kafka creates and loads
 		// __consumer_offsets on the first FindCoordinator, slow on a busy machine.
 		{"consume_earliest", 60 * time.Second, scenarioConsumeEarliest},
