@@ -10,7 +10,7 @@ const fs = require('fs')
 const ORDER = [
   'metadata', 'create_delete_topics', 'produce_acks0', 'produce_acks1', 'produce_acksall',
   'keys_headers_timestamps', 'compression_gzip', 'compression_snappy', 'compression_lz4',
-  'compression_zstd', 'idempotent_produce', 'consume_earliest', 'consume_latest',
+  'compression_zstd', 'idempotent_produce', 'transactions', 'transactions_offsets', 'consume_earliest', 'consume_latest',
   'consume_timestamp', 'group_of_three', 'offsets_resume', 'admin_configs',
   'admin_grow_partitions', 'admin_groups', 'admin_delete_records', 'leader_failover',
 ]
@@ -176,8 +176,8 @@ function consumer (groupId, opts = {}) {
 }
 
 // Reads n messages of topic with a fresh group; waits a little longer to see no extra ones.
-async function collect (topic, n, { fromBeginning = true, timeout = 30000 } = {}) {
-  const c = consumer(groupName('reader-' + topic + '-' + crypto.randomBytes(2).toString('hex')))
+async function collect (topic, n, { fromBeginning = true, timeout = 30000, readUncommitted = false } = {}) {
+  const c = consumer(groupName('reader-' + topic + '-' + crypto.randomBytes(2).toString('hex')), { readUncommitted })
   const got = []
   await c.connect()
   await c.subscribe({ topics: [topic], fromBeginning })
@@ -361,6 +361,130 @@ scenarios.idempotent_produce = async () => {
   check(low === '0' && high === String(N), `watermarks ${low}..${high}`)
   return `idempotent producer: ${N} records once and in order, all batches carry producer id ${[...pids][0]} ` +
     `with sequences ${seqs}; high watermark ${high}`
+}
+
+// -- transactions --------------------------------------------------------------
+function txnProducer (transactionalId) {
+  // What kafkajs asks of a transactional producer.
+  return producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 30000 })
+}
+
+// The values each partition holds, in offset order.
+function byPartition (msgs, partitions) {
+  const out = range(partitions).map(() => [])
+  for (const m of msgs.slice().sort((a, b) => a.partition - b.partition || Number(a.offset) - Number(b.offset))) {
+    out[m.partition].push(str(m.value))
+  }
+  return out
+}
+
+const onPartition = (values, partitions, p) => values.filter((_, i) => i % partitions === p)
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b)
+
+// The fencing error: kafkajs 2.2.4 knows INVALID_PRODUCER_EPOCH (47) but not
+// PRODUCER_FENCED (90), which it turns into "Unknown error code 90".
+function fencedName (e) {
+  for (let x = e; x; x = x.originalError || x.cause) {
+    if (x.type === 'INVALID_PRODUCER_EPOCH') return `${x.name} INVALID_PRODUCER_EPOCH`
+    if (x.type === 'PRODUCER_FENCED' || /Unknown error code 90\b/.test(x.message)) {
+      return `${x.name} "${x.message}" (PRODUCER_FENCED)`
+    }
+  }
+  return null
+}
+
+scenarios.transactions = async () => {
+  const topic = topicName('txn')
+  const txnId = topicName('txn-id')
+  await createTopic(topic, 2)
+  const tagged = (tag, n) => range(n).map(i => `${tag}-${i}`)
+  const first = tagged('commit1', 10)
+  const aborted = tagged('abort', 6)
+  const second = tagged('commit2', 8)
+  const p = await txnProducer(txnId)
+  for (const [values, commit] of [[first, true], [aborted, false], [second, true]]) {
+    const txn = await p.transaction() // the first call sends InitProducerId
+    // send resolves once acknowledged: the aborted records are in the log before the abort.
+    await txn.send({ topic, acks: -1, messages: values.map((value, i) => ({ value, partition: i % 2 })) })
+    await (commit ? txn.commit() : txn.abort())
+  }
+  const committed = byPartition(await collect(topic, first.length + second.length), 2)
+  const all = byPartition(await collect(topic, first.length + aborted.length + second.length, { readUncommitted: true }), 2)
+  const offsets = await admin.fetchTopicOffsets(topic)
+  for (const part of [0, 1]) {
+    const want = [...onPartition(first, 2, part), ...onPartition(second, 2, part)]
+    check(same(committed[part], want), `read_committed partition ${part}: ${committed[part].length} values, want ${want.length}`)
+    const wantAll = [...onPartition(first, 2, part), ...onPartition(aborted, 2, part), ...onPartition(second, 2, part)]
+    check(same(all[part], wantAll), `read_uncommitted partition ${part}: ${all[part].length} values, want ${wantAll.length}`)
+    const high = offsets.find(o => o.partition === part).high
+    check(high === String(wantAll.length + 3), `partition ${part} end offset ${high}, want ${wantAll.length} records + 3 markers`)
+  }
+
+  // A second producer with the same transactional id fences the first.
+  const p2 = await txnProducer(txnId)
+  const txn2 = await p2.transaction() // InitProducerId, then begin
+  let error = null
+  try {
+    const txn = await p.transaction()
+    await txn.send({ topic, acks: -1, messages: [{ value: 'fenced', partition: 0 }] })
+    await txn.commit()
+  } catch (e) {
+    error = e
+  }
+  check(error, "the fenced producer's transaction committed")
+  const fenced = fencedName(error)
+  check(fenced, 'fenced producer failed with ' + (error.stack || error))
+  await txn2.send({ topic, acks: -1, messages: [{ value: 'after-fence', partition: 0 }] })
+  await txn2.commit()
+  await p.disconnect()
+  await p2.disconnect()
+  return 'commit 10, abort 6, commit 8 on 2 partitions: read_committed 18, read_uncommitted 24, end offsets ' +
+    `+3 markers each; the same transactional id fenced the first (${fenced}); the second committed`
+}
+
+scenarios.transactions_offsets = async () => {
+  const src = topicName('txo-in')
+  const dst = topicName('txo-out')
+  const group = groupName('txo')
+  await createTopic(src)
+  await createTopic(dst)
+  const n = 10
+  const firstTxn = 6
+  const inputs = range(n).map(i => `txo ${i}`)
+  const plain = await producer()
+  await produceBatches(plain, src, inputs)
+  await plain.disconnect()
+  const c = consumer(group) // kafkajs consumers read committed by default
+  const got = []
+  await c.connect()
+  await c.subscribe({ topics: [src], fromBeginning: true })
+  await c.run({ autoCommit: false, eachMessage: async ({ message }) => { got.push(message) } })
+  const p = await txnProducer(topicName('txo-id'))
+  try {
+    await waitFor('the group consumer to read 10', () => got.length >= n)
+    check(same(got.map(m => str(m.value)), inputs), 'input read by the group consumer: ' + got.map(m => str(m.value)))
+    for (const [msgs, commit] of [[got.slice(0, firstTxn), true], [got.slice(firstTxn), false]]) {
+      const txn = await p.transaction()
+      await txn.send({ topic: dst, acks: -1, messages: msgs.map(m => ({ value: 'out-' + str(m.value), partition: 0 })) })
+      // kafkajs' sendOffsets takes the group id, not the consumer's generation and member.
+      const next = String(Number(msgs[msgs.length - 1].offset) + 1)
+      await txn.sendOffsets({ consumerGroupId: group, topics: [{ topic: src, partitions: [{ partition: 0, offset: next }] }] })
+      await (commit ? txn.commit() : txn.abort())
+    }
+    const [fetched] = await admin.fetchOffsets({ groupId: group, topics: [src] })
+    const at = fetched.partitions.find(x => x.partition === 0).offset
+    check(at === String(firstTxn), `group's committed offset ${at} after the aborted transaction, want ${firstTxn}`)
+  } finally {
+    await c.disconnect()
+    await p.disconnect()
+  }
+  const outputs = inputs.map(v => 'out-' + v)
+  const committed = byPartition(await collect(dst, firstTxn), 1)[0]
+  check(same(committed, outputs.slice(0, firstTxn)), 'output read_committed: ' + committed)
+  const all = byPartition(await collect(dst, n, { readUncommitted: true }), 1)[0]
+  check(same(all, outputs), 'output read_uncommitted: ' + all)
+  return 'group consumer read 10; txn 1 wrote 6 outputs + offset 6 (sendOffsets with the group id), committed; ' +
+    'txn 2 wrote 4 + offset 10, aborted: fetchOffsets = 6, output read_committed 6, read_uncommitted 10'
 }
 
 scenarios.consume_earliest = async () => {
@@ -783,7 +907,9 @@ async function main () {
     for (const s of ORDER) emit(s, 'fail', 'admin client could not connect: ' + e.message)
     return
   }
-  for (const s of ORDER) {
+  // run_matrix.py --only (debugging)
+  const only = process.env.MATRIX_ONLY ? process.env.MATRIX_ONLY.split(',') : null
+  for (const s of ORDER.filter(x => !only || only.includes(x))) {
     const t0 = Date.now()
     try {
       const r = await withTimeout(scenarios[s](), LIMIT[s] || 60000, s)
