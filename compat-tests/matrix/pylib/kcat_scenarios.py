@@ -1,6 +1,7 @@
 """The matrix scenarios through kcat (Debian's kcat 1.7.1 on its own
 librdkafka): produce with -P (-K keys, -H headers, -Z nulls, -X acks,
-compression, idempotence), consume with -C (-o beginning/end/s@ts, -e, -J),
+compression, idempotence, a transaction per run with -X transactional.id),
+consume with -C (-o beginning/end/s@ts, -e, -J, -X isolation.level),
 -Q for offsets by timestamp, -L -J for metadata and -G for groups. kcat
 has no admin API, so the admin scenarios are unsupported; the one group
 scenario that needs a 6-partition topic gets it from librdkafka's
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import threading
 import time
+import zlib
 
 import librdkafka_security
 from matrix_driver import SECURITY_COLUMNS, Unsupported, log, wait_until
@@ -180,6 +182,110 @@ def idempotent_produce(ctx):
     got = consume(ctx, topic)
     assert [r["payload"] for r in got] == vals, "values differ (duplicates or reorder)"
     assert [r["offset"] for r in got] == list(range(len(vals)))
+
+
+# -- transactions: one kcat -P run is one transaction (-X transactional.id):
+# init and begin at start, committed at the end of its input, aborted on
+# SIGTERM. kcat has no per-record partition, so keys pick the partition
+# (librdkafka's consistent partitioner: CRC-32 of the key modulo the count).
+
+# kcat 1.7.1 reads stdin in blocks of this many bytes (found by trying:
+# 16 lines of 64 bytes are produced at once, 15 not until more input comes).
+KCAT_BLOCK = 1024
+
+
+def key_for(i, partition, partitions):
+    """A key that the consistent partitioner puts on `partition`."""
+    j = 0
+    while zlib.crc32(b"k%d-%d" % (i, j)) % partitions != partition:
+        j += 1
+    return b"k%d-%d" % (i, j)
+
+
+def txn_lines(vals, partitions=2):
+    """vals round-robin over the partitions, as key\tvalue input lines."""
+    return b"".join(key_for(i, i % partitions, partitions) + b"\t" + v.encode() + b"\n" for i, v in enumerate(vals))
+
+
+def txn_args(topic, txn_id):
+    return ["-P", "-t", topic, "-K", "\t", "-X", "partitioner=consistent", "-X", "transactional.id=%s" % txn_id,
+            "-X", "acks=all", "-X", "enable.idempotence=true"]
+
+
+def end_offset(ctx, topic, partition):
+    out = kcat(ctx, "-Q", "-t", "%s:%d:-1" % (topic, partition)).decode()  # timestamp -1: the end
+    m = re.search(r"\[%d\] offset (-?\d+)" % partition, out)
+    assert m, "kcat -Q: %r" % out
+    return int(m.group(1))
+
+
+def read_isolated(ctx, topic, partition, isolation):
+    return [r["payload"] for r in consume(ctx, topic, "-X", "isolation.level=" + isolation, partition=partition)]
+
+
+def transactions(ctx):
+    topic, txn_id = ctx.name(), ctx.name("txn-id")
+    create_topic_fixture(ctx, topic, 2)
+    first, aborted, second = values(10, "commit1"), values(6, "abort"), values(8, "commit2")
+    kcat(ctx, *txn_args(topic, txn_id), input=txn_lines(first))
+    # The aborted transaction: its records in the log (read_uncommitted sees
+    # them) before SIGTERM, on which kcat aborts. kcat reads its input in
+    # blocks of KCAT_BLOCK bytes and produces a block's lines once it is
+    # full: the last value is padded so that the input fills whole blocks
+    # (with a partial line left, SIGTERM makes kcat produce it and exit
+    # without aborting: "Program terminated while producing message").
+    short = len(txn_lines(aborted)) % KCAT_BLOCK
+    if short:
+        aborted[-1] += "x" * (KCAT_BLOCK - short)
+    p = subprocess.Popen(kcat_args(ctx, *txn_args(topic, txn_id)), stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        p.stdin.write(txn_lines(aborted))
+        p.stdin.flush()
+        for part in range(2):
+            wait_until("the records to abort in partition %d" % part, lambda: read_isolated(
+                ctx, topic, part, "read_uncommitted")[-3:] == aborted[part::2][-3:], timeout=20)
+        os.kill(p.pid, signal.SIGTERM)
+        err = p.communicate(timeout=30)[1].decode("utf-8", "replace")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert "Aborting transaction" in err, "kcat on SIGTERM: %s" % err.strip()[-300:]
+    kcat(ctx, *txn_args(topic, txn_id), input=txn_lines(second))
+
+    for part in range(2):
+        want = first[part::2] + second[part::2]
+        got = read_isolated(ctx, topic, part, "read_committed")
+        assert got == want, "read_committed partition %d: %d values, want %d" % (part, len(got), len(want))
+        want_all = first[part::2] + aborted[part::2] + second[part::2]
+        got = read_isolated(ctx, topic, part, "read_uncommitted")
+        assert got == want_all, "read_uncommitted partition %d: %d values, want %d" % (part, len(got), len(want_all))
+        end = end_offset(ctx, topic, part)
+        assert end == len(want_all) + 3, "partition %d end offset %d, want %d records + 3 markers" % (
+            part, end, len(want_all))
+
+    # Fencing: the first kcat inits and begins, then a second with the same
+    # transactional.id runs a transaction; the first's record comes after.
+    first_run = subprocess.Popen(kcat_args(ctx, *txn_args(topic, txn_id)), stdin=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
+    try:
+        time.sleep(2)  # kcat says nothing once init_transactions() returned; it takes ms on loopback
+        kcat(ctx, *txn_args(topic, txn_id), input=txn_lines(["after-fence"], 1).replace(b"k0-0", b"k-a"))
+        out, err = first_run.communicate(txn_lines(["fenced"]), timeout=30)
+    finally:
+        if first_run.poll() is None:
+            first_run.kill()
+            first_run.wait()
+    err = err.decode("utf-8", "replace")
+    assert first_run.returncode != 0, "the fenced kcat's transaction committed: %s" % err.strip()[-300:]
+    assert re.search(r"fenced|old epoch", err), "fenced kcat failed otherwise: %s" % err.strip()[-300:]
+    fenced = re.search(r"% ERROR: [^\n]*", err) or re.search(r"[^\n]*(fenced|old epoch)[^\n]*", err)
+    assert read_isolated(ctx, topic, 0, "read_committed")[-1:] == ["after-fence"] or \
+        read_isolated(ctx, topic, 1, "read_committed")[-1:] == ["after-fence"], "the second's record is not committed"
+    return ("a kcat -P -X transactional.id run per txn: commit 10, abort 6 (SIGTERM, once in the log), commit 8 "
+            "on 2 partitions (keys pick them): read_committed 18, read_uncommitted 24, end offsets +3 markers; a 2nd "
+            "kcat with the id fenced the first (exit %d: %s); it committed"
+            % (first_run.returncode, fenced.group(0).split(": ")[-1].strip()[:80]))
 
 
 def group_consume(ctx, topic, group, count, reset="earliest"):
@@ -419,6 +525,11 @@ def scenarios():
         "compression_lz4": compression("lz4"),
         "compression_zstd": compression("zstd"),
         "idempotent_produce": idempotent_produce,
+        "transactions": transactions,
+        "transactions_offsets": Unsupported(
+            "kcat consumes (-C, -G) and produces (-P) in separate runs and never calls librdkafka's "
+            "send_offsets_to_transaction: a -P run's transaction (-X transactional.id) cannot carry a "
+            "group's offsets"),
         "consume_earliest": consume_earliest,
         "consume_latest": consume_latest,
         "consume_timestamp": consume_timestamp,
