@@ -64,7 +64,7 @@ def section(scenarios, kafka, runnel):
         "| Client | " + " | ".join(s["title"] for s in scenarios) + " |",
         "|---|" + "---|" * len(scenarios),
     ]
-    notes, regressions = [], []
+    notes, regressions, gaps = [], [], {}
     for c in clients:
         title = (runnel.get(c) or kafka.get(c))["title"]
         row = []
@@ -74,6 +74,10 @@ def section(scenarios, kafka, runnel):
             row.append(cell(k, r))
             if (k or {}).get("status") == "pass" and (r or {}).get("status") == "fail" and not client_bug(r):
                 regressions.append("%s, %s" % (title, s["title"]))
+            if runnel_gap(r):
+                # One note per scenario: the gap is Runnel's, whatever the client.
+                gaps.setdefault(s["title"], (r["detail"], []))[1].append(title)
+                r = None
             same = k and r and (k["status"], k.get("detail")) == (r["status"], r.get("detail"))
             for broker, res in ((("Kafka and Runnel", k),) if same else (("Kafka", k), ("Runnel", r))):
                 if res and res["status"] != "pass" and res.get("detail"):
@@ -86,11 +90,15 @@ def section(scenarios, kafka, runnel):
         count = lambda st: sum(v["status"] == st for v in cells)  # noqa: E731
         bugs = sum(client_bug(v) for v in cells)
         of_which = "" if not bugs else " (1 a known client bug)" if bugs == 1 else " (%d known client bugs)" % bugs
+        not_yet = sum(runnel_gap(v) for v in cells)
+        of_which += " (%d not served by Runnel yet)" % not_yet if not_yet else ""
         totals.append("%s: %d passed, %d failed%s, %d not expressible by the client%s" % (
             name, count("pass"), count("fail"), of_which, count("unsupported"),
             ", %d not run (driver not written yet)" % count("not_implemented") if count("not_implemented") else ""))
     lines += ["", "Totals — " + "; ".join(totals) + ".", "",
               "**Passes on Kafka, fails on Runnel:** " + ("; ".join(regressions) if regressions else "none") + ".", ""]
+    notes += ["- %s, Runnel (%s): fail — %s" % (t, "every client" if len(cs) == len(clients) else ", ".join(cs), d)
+              for t, (d, cs) in gaps.items()]
     if notes:
         lines += ["### Notes on cells that are not a pass", ""] + notes + [""]
     return lines
@@ -118,7 +126,9 @@ def main():
         "and against Runnel, each broker or cluster fresh per client. A cell reads",
         "**K** (Kafka) and **R** (Runnel): ✅ passed, ❌ failed, — the client cannot express the",
         "scenario; n/a when it cannot on either; · or \"not run\": the driver has no code for it yet;",
-        "\"client bug\": a failure the client's own bug explains (its `about.json`), on both brokers.",
+        "\"client bug\": a failure the client's own bug explains (its `about.json`), on both brokers;",
+        "❌ (not yet): a scenario Runnel does not serve yet in that mode (`scenarios.json`); ?: not run on",
+        "that broker yet (a column newer than the broker's last full run).",
         "CI runs the Runnel side of every row (ctest labels `matrix`, `matrix-cluster` and `matrix-security`).",
         "Scenario definitions: `compat-tests/matrix/README.md`; drivers: `compat-tests/matrix/clients/`.",
         "",
