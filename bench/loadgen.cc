@@ -30,7 +30,13 @@
 // (100), --keys unique|none|K (a decimal key per record, none, or i % K),
 // --acks 0|1|all (1), --compression none|gzip|snappy|lz4|zstd, --idempotence,
 // --linger-ms (5), --batch-size, --rate R (0: as fast as possible),
-// --timeout S (600: give up and report failure).
+// --timeout S (600: give up and report failure), --transaction-records N (a
+// transactional producer, transactional.id loadgen-<topic>-<pid>: a
+// transaction of N records committed after every N; each
+// rd_kafka_commit_transaction, which first flushes the transaction's last
+// records, is timed as commit_p50/p99; a consume fill is transactional too,
+// with acks=all), --isolation read_uncommitted|read_committed (the
+// consumer's isolation.level).
 //
 // Values are slices of pseudo-random text from a fixed seed (words of a small
 // vocabulary), so codecs see data that compresses like text rather than one
@@ -71,6 +77,8 @@ struct Options {
   std::string acks = "1";
   std::string compression = "none";
   bool idempotence = false;
+  long txn_records = 0;
+  std::string isolation = "read_uncommitted";
   std::string linger_ms = "5";
   std::string batch_size;
   double rate = 0;
@@ -123,6 +131,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--acks") o.acks = value();
     else if (a == "--compression") o.compression = value();
     else if (a == "--idempotence") o.idempotence = true;
+    else if (a == "--transaction-records") o.txn_records = std::stol(value());
+    else if (a == "--isolation") o.isolation = value();
     else if (a == "--linger-ms") o.linger_ms = value();
     else if (a == "--batch-size") o.batch_size = value();
     else if (a == "--rate") o.rate = std::stod(value());
@@ -247,6 +257,7 @@ struct ProduceResult {
   std::string first_error;
   double seconds = 0;
   std::vector<int64_t> latency_ns;  // send to delivery report, delivered records
+  std::vector<int64_t> commit_ns;   // each rd_kafka_commit_transaction (--transaction-records)
 };
 
 struct ProduceState {
@@ -265,13 +276,30 @@ void on_delivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
   ++st->result->delivered;
 }
 
+// A transactional call that fails ends the run: a benchmark retries nothing.
+void transaction_call(const char* what, rd_kafka_error_t* error) {
+  if (!error) return;
+  std::string text = std::string(what) + ": " + rd_kafka_error_string(error);
+  rd_kafka_error_destroy(error);
+  die(text);
+}
+
+void commit(rd_kafka_t* rk, ProduceResult& result) {
+  int64_t t = mono_ns();
+  transaction_call("commit_transaction", rd_kafka_commit_transaction(rk, -1));
+  result.commit_ns.push_back(mono_ns() - t);
+}
+
 rd_kafka_conf_t* producer_conf(const Options& o, const std::string& bootstrap, const std::string& acks) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   set(conf, "bootstrap.servers", bootstrap);
   set(conf, "acks", acks);
   set(conf, "linger.ms", o.linger_ms);
   set(conf, "compression.codec", o.compression);
-  set(conf, "enable.idempotence", o.idempotence ? "true" : "false");
+  // librdkafka 2.0 wants idempotence named for a transactional producer.
+  set(conf, "enable.idempotence", o.idempotence || o.txn_records > 0 ? "true" : "false");
+  if (o.txn_records > 0)
+    set(conf, "transactional.id", "loadgen-" + o.topic + "-" + std::to_string(static_cast<long>(getpid())));
   set(conf, "queue.buffering.max.messages", "1000000");
   set(conf, "queue.buffering.max.kbytes", "1048576");
   if (!o.batch_size.empty()) set(conf, "batch.size", o.batch_size);
@@ -296,6 +324,9 @@ ProduceResult produce(const Options& o, const std::string& bootstrap, const std:
   const struct rd_kafka_metadata* md = nullptr;
   if (rd_kafka_metadata(rk, 0, topic, &md, 10000) != RD_KAFKA_RESP_ERR_NO_ERROR) die("no metadata for " + o.topic);
   rd_kafka_metadata_destroy(md);
+  const bool txn = o.txn_records > 0;
+  if (txn) transaction_call("init_transactions", rd_kafka_init_transactions(rk, 60000));
+  bool txn_open = false;
 
   static const std::string text = make_text();
   std::vector<char> value(static_cast<size_t>(o.size));
@@ -324,6 +355,10 @@ ProduceResult produce(const Options& o, const std::string& bootstrap, const std:
     int klen = 0;
     if (o.keys == "unique") klen = std::snprintf(key, sizeof key, "%ld", i);
     else if (key_space > 0) klen = std::snprintf(key, sizeof key, "%ld", i % key_space);
+    if (txn && !txn_open) {
+      transaction_call("begin_transaction", rd_kafka_begin_transaction(rk));
+      txn_open = true;
+    }
     int64_t sent_at = mono_ns();
     if (value.size() >= 8) std::memcpy(value.data(), &sent_at, 8);
     state.send_ns.push_back(sent_at);
@@ -337,7 +372,12 @@ ProduceResult produce(const Options& o, const std::string& bootstrap, const std:
     }
     ++result.sent;
     if ((i & 1023) == 0) rd_kafka_poll(rk, 0);
+    if (txn && result.sent % o.txn_records == 0) {
+      commit(rk, result);
+      txn_open = false;
+    }
   }
+  if (txn_open) commit(rk, result);
   while (rd_kafka_outq_len(rk) > 0 && mono_ns() < give_up) rd_kafka_poll(rk, 10);
   result.seconds = static_cast<double>(mono_ns() - start) / 1e9;
   if (rd_kafka_outq_len(rk) > 0) {
@@ -352,13 +392,16 @@ ProduceResult produce(const Options& o, const std::string& bootstrap, const std:
 }
 
 std::string produce_json(const char* name, const Options& o, ProduceResult& r) {
+  std::string txn;
+  if (!r.commit_ns.empty())
+    txn = ",\"transactions\":" + std::to_string(r.commit_ns.size()) + "," + latency_json("commit_", r.commit_ns);
   double rps = static_cast<double>(r.delivered) / r.seconds;
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "\"%s\":{\"sent\":%ld,\"delivered\":%ld,\"failed\":%ld,\"seconds\":%.3f,\"records_per_s\":%.0f,"
                 "\"mb_per_s\":%.2f,",
                 name, r.sent, r.delivered, r.failed, r.seconds, rps, rps * o.size / 1e6);
-  std::string s = buf + latency_json("", r.latency_ns);
+  std::string s = buf + latency_json("", r.latency_ns) + txn;
   if (r.failed) s += ",\"first_error\":\"" + r.first_error + "\"";
   return s + "}";
 }
@@ -374,10 +417,11 @@ struct ConsumeResult {
   std::vector<int64_t> e2e_ns;  // produce (the value's timestamp) to consume
 };
 
-rd_kafka_t* new_consumer(const std::string& bootstrap) {
+rd_kafka_t* new_consumer(const Options& o, const std::string& bootstrap) {
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   set(conf, "bootstrap.servers", bootstrap);
+  set(conf, "isolation.level", o.isolation);
   set(conf, "group.id", "loadgen");  // assign() needs one; nothing is committed
   set(conf, "enable.auto.commit", "false");
   set(conf, "enable.auto.offset.store", "false");
@@ -408,7 +452,7 @@ ConsumeResult consume(const Options& o, const std::string& bootstrap, long targe
                       std::atomic<bool>* assigned = nullptr, std::atomic<long>* produced = nullptr,
                       std::atomic<bool>* producer_done = nullptr) {
   ConsumeResult r;
-  rd_kafka_t* rk = new_consumer(bootstrap);
+  rd_kafka_t* rk = new_consumer(o, bootstrap);
   rd_kafka_queue_t* q = rd_kafka_queue_get_consumer(rk);
   int64_t start = mono_ns();
   int64_t give_up = start + static_cast<int64_t>(o.timeout_s * 1e9);
@@ -548,14 +592,14 @@ int probe(const Options& o) {
 }
 
 std::string params_json(const Options& o) {
-  char buf[512];
+  char buf[768];
   std::snprintf(buf, sizeof buf,
                 "\"mode\":\"%s\",\"target\":\"%s\",\"topic\":\"%s\",\"partitions\":%d,\"size\":%d,\"keys\":\"%s\","
                 "\"acks\":\"%s\",\"compression\":\"%s\",\"idempotence\":%s,\"linger_ms\":%s,\"batch_size\":\"%s\","
-                "\"rate\":%.0f,\"duration_s\":%.1f",
+                "\"rate\":%.0f,\"duration_s\":%.1f,\"transaction_records\":%ld,\"isolation\":\"%s\"",
                 o.mode.c_str(), o.mock ? "mock" : "broker", o.topic.c_str(), o.partitions, o.size, o.keys.c_str(),
                 o.acks.c_str(), o.compression.c_str(), o.idempotence ? "true" : "false", o.linger_ms.c_str(),
-                o.batch_size.c_str(), o.rate, o.duration_s);
+                o.batch_size.c_str(), o.rate, o.duration_s, o.txn_records, o.isolation.c_str());
   return buf;
 }
 
@@ -581,7 +625,8 @@ int main(int argc, char** argv) {
     if (o.skip_fill) {
       fill.delivered = o.records;  // the topic already holds them
     } else {
-      fill = produce(o, bootstrap, "1", o.records);
+      // A transactional fill needs acks=all (librdkafka refuses less).
+      fill = produce(o, bootstrap, o.txn_records > 0 ? "all" : "1", o.records);
       out += "," + produce_json("fill", o, fill);
     }
     // Against a broker, read exactly what was acknowledged; against the
