@@ -22,7 +22,10 @@ ErrorCode read_error(std::error_code ec) {
 
 Partition::Partition(std::string topic, PartitionId id, std::shared_ptr<storage::Log> log, NodeId local_node,
                      const Clock& clock)
-    : topic_(std::move(topic)), id_(id), log_(std::move(log)), local_node_(local_node), clock_(clock) {}
+    : topic_(std::move(topic)), id_(id), log_(std::move(log)), local_node_(local_node), clock_(clock) {
+  // Nothing is cleanable until load_producer_state knows the open transactions.
+  log_->set_first_unstable_offset(log_->log_start_offset());
+}
 
 bool Partition::become_leader_or_follower(const PartitionState& state) {
   const bool new_leader_epoch = state.leader != state_.leader || state.leader_epoch != state_.leader_epoch;
@@ -152,6 +155,7 @@ LeaderAppendResult Partition::append_records_as_leader(const LeaderAppendRequest
     }
   } else if (header.producer_id >= 0) {
     producers_.update(header, info->base_offset, timestamp);
+    publish_first_unstable();
   }
   out.base_offset = Offset(info->base_offset);
   out.last_offset = Offset(info->last_offset);
@@ -324,6 +328,7 @@ storage::Result<FollowerAppend> Partition::append_records_as_follower(std::span<
         if (auto ec = apply_marker(*h, *marker, h->base_offset, h->max_timestamp, TxnIndexWrite::append)) return ec;
     } else if (h->producer_id >= 0) {
       producers_.update(*h, h->base_offset, h->max_timestamp);
+      publish_first_unstable();
     }
     ++out.batches;
     out.bytes += static_cast<int64_t>(h->total_size());
@@ -473,6 +478,7 @@ std::error_code Partition::apply_marker(const protocol::records::BatchHeader& he
       return ec;
   }
   producers_.complete_txn(*done);
+  publish_first_unstable();
   return {};
 }
 

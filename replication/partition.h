@@ -289,7 +289,13 @@ class Partition {
                                const protocol::records::EndTxnMarker& marker, int64_t offset, int64_t timestamp,
                                TxnIndexWrite index);
   // The high watermark moved: completed transactions below it are stable.
-  void on_high_watermark_moved() { producers_.on_high_watermark_updated(log_->high_watermark()); }
+  void on_high_watermark_moved() {
+    producers_.on_high_watermark_updated(log_->high_watermark());
+    publish_first_unstable();
+  }
+  // Tells the log where compaction must stop (Log::set_first_unstable_offset)
+  // after anything that opens, decides or forgets a transaction.
+  void publish_first_unstable() { log_->set_first_unstable_offset(producers_.first_unstable_offset().value_or(-1)); }
   std::error_code write_producer_snapshot(int64_t offset);
 
   std::string topic_;

@@ -182,3 +182,19 @@ TEST_CASE("a follower tracks transactions and their index from the leader's batc
   REQUIRE(aborted->size() == 1);
   CHECK((*aborted)[0] == storage::AbortedTxn{7, 0, 2, 3});
 }
+
+// The cleaner stops at the last stable offset (storage/log_cleaner.cc): the
+// partition tells its log where the oldest undecided transaction starts.
+TEST_CASE("compaction is bounded by the first offset of an open transaction, also after a restart",
+          "[replication][txn]") {
+  Txns t;
+  REQUIRE(t.data(-1, -1, 2, false).ok());  // 0-1
+  REQUIRE(t.data(7, 0, 3).ok());           // 2-4, open
+  REQUIRE_FALSE(t.log->roll());
+  CHECK(t.log->cleanable(t.clock.now())->first_uncleanable_offset == 2);
+  t.restart();
+  CHECK(t.log->cleanable(t.clock.now())->first_uncleanable_offset == 2);
+  REQUIRE(t.end(7, /*commit=*/true).ok());  // the marker at 5
+  REQUIRE_FALSE(t.log->roll());
+  CHECK(t.log->cleanable(t.clock.now())->first_uncleanable_offset == 6);
+}

@@ -250,6 +250,13 @@ class Log {
   // whether it moved. The partition calls it, never the log itself.
   bool maybe_increment_high_watermark(int64_t offset);
   int64_t recovery_point() const;  // everything below is fsynced
+  // The first offset of the oldest transaction not yet decided and
+  // replicated, from the partition's producer state (-1: none). Compaction
+  // stops below it, as Kafka's cleaner stops at the last stable offset: an
+  // open transaction's records may yet be aborted, so they must neither
+  // shadow older records of their keys nor be cleaned themselves. A
+  // partition sets it to its log start before it has loaded its producers.
+  void set_first_unstable_offset(int64_t offset) { first_unstable_offset_.store(offset, std::memory_order_relaxed); }
   int64_t size_bytes() const;
   size_t segment_count() const;
   std::vector<int64_t> segment_base_offsets() const;
@@ -317,6 +324,7 @@ class Log {
   int64_t log_start_offset_ = 0;
   int64_t log_end_offset_ = 0;
   int64_t high_watermark_ = 0;
+  std::atomic<int64_t> first_unstable_offset_{-1};  // set_first_unstable_offset
   std::unique_ptr<GroupCommit> group_commit_;
   std::atomic<bool> roll_needs_flush_{false};
   std::atomic<int64_t> last_flush_ms_{0};

@@ -4,8 +4,9 @@
 // Ranges. [log start, first dirty) was compacted before (first dirty is the
 // cleaner checkpoint); [first dirty, first uncleanable) is the dirty part a
 // pass reads. First uncleanable is the lowest of the active segment's base,
-// the high watermark, and (min.compaction.lag.ms) the base of the first
-// dirty segment holding a record newer than now - the lag.
+// the high watermark, the first offset of an undecided transaction (so the
+// last stable offset, as Kafka's), and (min.compaction.lag.ms) the base of
+// the first dirty segment holding a record newer than now - the lag.
 //
 // When. cleanable bytes / (clean + cleanable bytes) > min.cleanable.dirty.ratio,
 // or max.compaction.lag.ms has passed for the first batch of a dirty segment
@@ -19,8 +20,13 @@
 // delete horizon has not passed. A batch with a tombstone gets a delete
 // horizon (now + delete.retention.ms) the first time it is cleaned:
 // attribute bit 6 set and the horizon in baseTimestamp, as in Kafka 3.1+.
-// Records without a key go (Kafka drops them too). Control batches stay as
-// they are. A batch losing nothing is copied byte for byte; one losing
+// Records without a key go (Kafka drops them too). A batch of an aborted
+// transaction (its producer's .txnindex entry spans the batch; every entry
+// of the log is read, the active segment's too, since a marker may lie past
+// the range) is no key's latest record and its records go, as Kafka's
+// cleaner discards them. Control batches stay as they are (Kafka removes a
+// marker once its transaction's data is gone and its delete horizon passed;
+// keeping it is safe, only not as small). A batch losing nothing is copied byte for byte; one losing
 // records is rebuilt with the same baseOffset, lastOffsetDelta, leader
 // epoch, producer fields, flags and codec, so offsets never change; one
 // losing every record goes, except the group's last batch, which stays as an
@@ -91,6 +97,25 @@ rec::BatchSpec spec_like(const BatchHeader& h) {
   return spec;
 }
 
+// Kafka's CleanedTransactionMetadata, as far as the cleaner needs it: which
+// transactional data batches belong to an aborted transaction.
+class AbortedBatches {
+ public:
+  explicit AbortedBatches(const std::vector<AbortedTxn>& txns) {
+    for (const AbortedTxn& t : txns) by_producer_[t.producer_id].emplace_back(t.first_offset, t.last_offset);
+  }
+  bool contains(const BatchHeader& h) const {
+    if (!h.is_transactional() || h.is_control()) return false;
+    auto it = by_producer_.find(h.producer_id);
+    if (it == by_producer_.end()) return false;
+    return std::any_of(it->second.begin(), it->second.end(),
+                       [&](const auto& range) { return range.first <= h.base_offset && h.base_offset <= range.second; });
+  }
+
+ private:
+  std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> by_producer_;
+};
+
 }  // namespace
 
 // A segment below the active one as the pass found it. Inactive segments
@@ -126,8 +151,9 @@ struct GroupOutput {
 };
 
 // Writes the cleaned form of `segments` (consecutive, inactive) to `out_path`, fsynced.
-Result<GroupOutput> rewrite_group(std::span<const SegmentSnapshot> segments, const KeyMap& map, int64_t now,
-                                  const LogConfig& config, const CleanerOptions& options, const fs::path& out_path) {
+Result<GroupOutput> rewrite_group(std::span<const SegmentSnapshot> segments, const KeyMap& map,
+                                  const AbortedBatches& aborted, int64_t now, const LogConfig& config,
+                                  const CleanerOptions& options, const fs::path& out_path) {
   auto out = FileHandle::open(out_path, O_RDWR | O_CREAT | O_TRUNC);
   if (!out) return out.error();
   GroupOutput stats;
@@ -148,6 +174,7 @@ Result<GroupOutput> rewrite_group(std::span<const SegmentSnapshot> segments, con
       dropped_last.reset();
       return emit(batch_bytes);
     }
+    const bool discard = aborted.contains(h);
     rec::BatchRecordReader reader(batch_bytes, options.max_decompressed_bytes);
     bool horizon_set = h.attributes & rec::kDeleteHorizonBit;
     bool retain_tombstones = !horizon_set || now < h.base_timestamp;
@@ -157,7 +184,7 @@ Result<GroupOutput> rewrite_group(std::span<const SegmentSnapshot> segments, con
     while (reader.next(r)) {
       int64_t offset = h.base_offset + r.offset_delta;
       bool keep = false;
-      if (r.key) {
+      if (r.key && !discard) {
         auto it = map.find(key_of(r));
         bool latest = it == map.end() || offset >= it->second;
         keep = latest && (r.value || retain_tombstones);
@@ -215,7 +242,8 @@ Result<GroupOutput> rewrite_group(std::span<const SegmentSnapshot> segments, con
 // pass's limits. Returns the offset after the last batch mapped; `full` when
 // a limit (or the first uncleanable offset) stopped it inside the range.
 Result<int64_t> build_offset_map(std::span<const SegmentSnapshot> segments, int64_t first_dirty,
-                                 int64_t uncleanable, const CleanerOptions& options, KeyMap& map, bool& full) {
+                                 int64_t uncleanable, const AbortedBatches& aborted, const CleanerOptions& options,
+                                 KeyMap& map, bool& full) {
   int64_t end = first_dirty, dirty_read = 0;
   for (const SegmentSnapshot& s : segments) {
     if (full || s.base_offset >= uncleanable) break;
@@ -226,7 +254,7 @@ Result<int64_t> build_offset_map(std::span<const SegmentSnapshot> segments, int6
         full = stop = true;
         return {};
       }
-      if (!h.is_control()) {
+      if (!h.is_control() && !aborted.contains(h)) {
         rec::BatchRecordReader reader(batch, options.max_decompressed_bytes);
         rec::Record r;
         while (reader.next(r))
@@ -276,6 +304,8 @@ Result<CleanableInfo> Log::cleanable_locked(int64_t t) {
   if (first_dirty > log_end_offset_) first_dirty = log_start_offset_;  // a stale checkpoint, as Kafka resets it
   info.first_dirty_offset = first_dirty;
   int64_t uncleanable = std::min(active().base_offset(), high_watermark_);
+  if (int64_t unstable = first_unstable_offset_.load(std::memory_order_relaxed); unstable >= 0)
+    uncleanable = std::min(uncleanable, unstable);
   std::optional<int64_t> first_batch_ts;
   for (size_t i = floor_segment(first_dirty); i + 1 < segments_.size(); ++i) {
     Segment& s = *segments_[i];
@@ -304,6 +334,7 @@ Result<CleanableInfo> Log::cleanable_locked(int64_t t) {
 Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool force) {
   CleanResult result;
   std::vector<SegmentSnapshot> snapshot;
+  std::vector<AbortedTxn> aborted_txns;  // of every segment, the active one's too
   LogConfig config;
   int64_t first_dirty, uncleanable, log_start;
   {
@@ -318,6 +349,10 @@ Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool fo
     for (size_t i = 0; i + 1 < segments_.size(); ++i)
       snapshot.push_back({segments_[i]->base_offset(), segments_[i]->size(), segments_[i + 1]->base_offset(),
                           segments_[i]->log_file(), segments_[i]->txn_index().all()});
+    for (const auto& s : segments_) {
+      const auto& entries = s->txn_index().all();
+      aborted_txns.insert(aborted_txns.end(), entries.begin(), entries.end());
+    }
     config = config_;
     log_start = log_start_offset_;
     cleaning_ = true;
@@ -339,7 +374,8 @@ Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool fo
   // 1. The offset map of the dirty range.
   KeyMap map;
   bool full = false;
-  auto mapped = build_offset_map(snapshot, first_dirty, uncleanable, options, map, full);
+  const AbortedBatches aborted(aborted_txns);
+  auto mapped = build_offset_map(snapshot, first_dirty, uncleanable, aborted, options, map, full);
   if (!mapped) return failed(mapped.error(), 0, snapshot.size());
   int64_t end = *mapped;
   if (end == first_dirty) return result;
@@ -369,7 +405,7 @@ Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool fo
     fs::path cleaned = with_suffix(Segment::log_path(dir_, base), Segment::kCleanedSuffix);
     fs::path txn_cleaned = with_suffix(Segment::txn_index_path(dir_, base), Segment::kCleanedSuffix);
     auto group = std::span<const SegmentSnapshot>(snapshot).subspan(first, count);
-    auto out = rewrite_group(group, map, t, config, options, cleaned);
+    auto out = rewrite_group(group, map, aborted, t, config, options, cleaned);
     std::error_code txn_ec = out ? write_cleaned_txn_index(group, txn_cleaned) : std::error_code();
     if (!out || txn_ec) {
       (void)remove_if_exists(cleaned);

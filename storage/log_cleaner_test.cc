@@ -507,3 +507,90 @@ TEST_CASE("a DeleteRecords or a truncation during a cleaning pass makes the pass
   REQUIRE(f.leftovers().empty());
   REQUIRE(f.log->log_end_offset() == expected.back().offset + 1);
 }
+
+namespace {
+
+// A transactional data batch of `producer_id`, or its marker (COMMIT or ABORT).
+Bytes txn_batch(const std::vector<KV>& kvs, int64_t producer_id) {
+  std::vector<rec::Record> records;
+  for (size_t i = 0; i < kvs.size(); ++i) {
+    rec::Record r;
+    r.offset_delta = static_cast<int32_t>(i);
+    r.key = view(*kvs[i].key);
+    r.value = view(*kvs[i].value);
+    records.push_back(r);
+  }
+  rec::BatchSpec spec;
+  spec.base_timestamp = T0;
+  spec.transactional = true;
+  spec.producer_id = producer_id;
+  spec.producer_epoch = 0;
+  spec.base_sequence = 0;
+  return rec::build_batch(spec, records);
+}
+
+Bytes txn_marker(int64_t producer_id, bool commit) {
+  const std::string key = commit ? std::string("\0\0\0\1", 4) : std::string("\0\0\0\0", 4);
+  rec::Record r;
+  r.key = view(key);
+  static const std::string value("\0\0\0\0\0\0", 6);
+  r.value = view(value);
+  rec::BatchSpec spec;
+  spec.base_timestamp = T0;
+  spec.transactional = true;
+  spec.control = true;
+  spec.producer_id = producer_id;
+  spec.producer_epoch = 0;
+  spec.base_sequence = -1;
+  std::vector<rec::Record> one{r};
+  return rec::build_batch(spec, one);
+}
+
+}  // namespace
+
+// Kafka's cleaner (CleanedTransactionMetadata): an aborted transaction's
+// records never were the log's, so they go and shadow nothing.
+TEST_CASE("an aborted transaction's records go and do not shadow older records of their keys", "[storage][cleaner]") {
+  Fixture f;
+  f.add({{"k1", "a"}});                                                  // 0
+  REQUIRE(append(*f.log, txn_batch({{"k1", "aborted"}, {"k2", "x"}}, 5)));  // 1, 2
+  REQUIRE(append(*f.log, txn_marker(5, false)));                          // 3
+  REQUIRE_FALSE(f.log->append_aborted_txn({5, 1, 3, 1}));
+  REQUIRE(append(*f.log, txn_batch({{"k2", "committed"}}, 6)));           // 4
+  REQUIRE(append(*f.log, txn_marker(6, true)));                           // 5
+  REQUIRE_FALSE(f.log->roll());
+  f.add({{"k9", "z"}});                                                   // 6
+  auto r = f.log->clean(f.clock.now());
+  REQUIRE(r);
+  REQUIRE(r->cleaned);
+  std::vector<rec::BatchHeader> headers;
+  auto recs = dump(*f.log, &headers);
+  // k1=a stays (the aborted k1 does not count), both aborted records go,
+  // the markers stay with their offsets, the committed k2 stays.
+  REQUIRE(offsets(recs) == std::vector<int64_t>{0, 3, 4, 5, 6});
+  REQUIRE(recs[0].value == std::optional<std::string>("a"));
+  REQUIRE(recs[2].value == std::optional<std::string>("committed"));
+  int controls = 0;
+  for (const auto& h : headers) controls += h.is_control();
+  REQUIRE(controls == 2);
+}
+
+TEST_CASE("compaction stops at the first offset of an undecided transaction", "[storage][cleaner]") {
+  Fixture f;
+  f.add({{"k1", "a"}});                                 // 0
+  REQUIRE(append(*f.log, txn_batch({{"k1", "b"}}, 7)));  // 1: open
+  f.add({{"k2", "c"}});                                 // 2
+  REQUIRE_FALSE(f.log->roll());
+  f.add({{"k9", "z"}});  // 3
+  f.log->set_first_unstable_offset(1);
+  auto info = f.log->cleanable(f.clock.now());
+  REQUIRE(info->first_uncleanable_offset == 1);
+  (void)f.log->clean(f.clock.now(), {}, /*force=*/true);
+  // The open transaction's k1=b may yet be aborted: k1=a stays.
+  REQUIRE(offsets(dump(*f.log)) == std::vector<int64_t>{0, 1, 2, 3});
+  // Decided (and replicated): the cleaner may go past it.
+  f.log->set_first_unstable_offset(-1);
+  REQUIRE(append(*f.log, txn_marker(7, true)));  // 4
+  REQUIRE(f.log->clean(f.clock.now(), {}, /*force=*/true)->cleaned);
+  REQUIRE(offsets(dump(*f.log)) == std::vector<int64_t>{1, 2, 3, 4});
+}
