@@ -40,6 +40,7 @@ import argparse
 import datetime
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -169,7 +170,7 @@ def summarize(cfg, runs):
             rb = {r["round"]: r["result"][section(b)][metric] for r in runs
                   if r["workload"] == b and r["system"] == s and "error" not in r}
             per = [ra[k] / rb[k] for k in sorted(ra) if k in rb and rb[k]]
-            within[name][s] = {"median": sorted(per)[len(per) // 2] if per else None, "per_round": per}
+            within[name][s] = {"median": statistics.median(per) if per else None, "per_round": per}
     return {"rows": rows, "within": within}
 
 

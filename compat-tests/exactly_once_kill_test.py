@@ -30,11 +30,12 @@ import subprocess
 import sys
 import time
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runnel_harness import Runnel, run_tests  # noqa: E402
+from transactions_test import committed, read_all  # noqa: E402
 
 PARTITIONS = 3
 RECORDS = 10000
@@ -102,35 +103,13 @@ def app(bootstrap, source, sink, group):
 # -- the test ----------------------------------------------------------------
 
 def committed_offsets(broker, group, topic):
-    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group})
-    try:
-        return [tp.offset for tp in c.committed([TopicPartition(topic, p) for p in range(PARTITIONS)], timeout=10)]
-    finally:
-        c.close()
+    return committed(broker, group, topic, PARTITIONS)
 
 
-def read_all(broker, topic, isolation, expect, timeout=60.0):
-    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "eos-reader-" + isolation,
-                  "enable.auto.commit": False, "isolation.level": isolation, "enable.partition.eof": True})
-    c.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
-    values, eof = [], set()
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            m = c.poll(0.5)
-            if m is None:
-                continue
-            if m.error():
-                if m.error().code() == KafkaError._PARTITION_EOF:
-                    eof.add(m.partition())
-                    if len(eof) == PARTITIONS and len(values) >= expect:
-                        break
-                    continue
-                raise KafkaException(m.error())
-            values.append(m.value())
-        return values
-    finally:
-        c.close()
+def read_values(broker, topic, isolation, expect):
+    """Every value of the topic, all partitions together."""
+    by_partition = read_all(broker, topic, isolation, PARTITIONS, expect=expect, timeout=60.0)
+    return [v for p in range(PARTITIONS) for v in by_partition[p]]
 
 
 class Copier:
@@ -211,13 +190,13 @@ def exactly_once_through_crashes(broker):
         mid_stream, crashes)
 
     want = sorted(b"out-in-%05d" % i for i in range(RECORDS))
-    got = read_all(broker, sink, "read_committed", RECORDS)
+    got = read_values(broker, sink, "read_committed", RECORDS)
     missing = sorted(set(want) - set(got))
     twice = sorted(v for v in set(got) if got.count(v) > 1)
     assert not missing and not twice and len(got) == RECORDS, (
         "read_committed: %d records, %d missing (%s), %d more than once (%s)" % (
             len(got), len(missing), missing[:5], len(twice), twice[:5]))
-    everything = read_all(broker, sink, "read_uncommitted", RECORDS)
+    everything = read_values(broker, sink, "read_uncommitted", RECORDS)
     assert len(everything) >= RECORDS, len(everything)
     print("read_committed: each of %d outputs once; read_uncommitted: %d (aborted copies included)"
           % (RECORDS, len(everything)))

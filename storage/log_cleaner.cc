@@ -21,9 +21,9 @@
 // horizon (now + delete.retention.ms) the first time it is cleaned:
 // attribute bit 6 set and the horizon in baseTimestamp, as in Kafka 3.1+.
 // Records without a key go (Kafka drops them too). A batch of an aborted
-// transaction (its producer's .txnindex entry spans the batch; every entry
-// of the log is read, the active segment's too, since a marker may lie past
-// the range) is no key's latest record and its records go, as Kafka's
+// transaction (its producer's .txnindex entry spans the batch: the log's
+// collect_aborted_txns over the range, whose markers may lie past it) is no
+// key's latest record and its records go, as Kafka's
 // cleaner discards them. Control batches stay as they are (Kafka removes a
 // marker once its transaction's data is gone and its delete horizon passed;
 // keeping it is safe, only not as small). A batch losing nothing is copied byte for byte; one losing
@@ -334,7 +334,6 @@ Result<CleanableInfo> Log::cleanable_locked(int64_t t) {
 Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool force) {
   CleanResult result;
   std::vector<SegmentSnapshot> snapshot;
-  std::vector<AbortedTxn> aborted_txns;  // of every segment, the active one's too
   LogConfig config;
   int64_t first_dirty, uncleanable, log_start;
   {
@@ -349,10 +348,6 @@ Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool fo
     for (size_t i = 0; i + 1 < segments_.size(); ++i)
       snapshot.push_back({segments_[i]->base_offset(), segments_[i]->size(), segments_[i + 1]->base_offset(),
                           segments_[i]->log_file(), segments_[i]->txn_index().all()});
-    for (const auto& s : segments_) {
-      const auto& entries = s->txn_index().all();
-      aborted_txns.insert(aborted_txns.end(), entries.begin(), entries.end());
-    }
     config = config_;
     log_start = log_start_offset_;
     cleaning_ = true;
@@ -374,7 +369,11 @@ Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool fo
   // 1. The offset map of the dirty range.
   KeyMap map;
   bool full = false;
-  const AbortedBatches aborted(aborted_txns);
+  // Every aborted transaction with data in what the pass may rewrite: all
+  // are decided (below the first unstable offset), their entries written.
+  auto aborted_txns = collect_aborted_txns(log_start, uncleanable);
+  if (!aborted_txns) return failed(aborted_txns.error(), 0, snapshot.size());
+  const AbortedBatches aborted(*aborted_txns);
   auto mapped = build_offset_map(snapshot, first_dirty, uncleanable, aborted, options, map, full);
   if (!mapped) return failed(mapped.error(), 0, snapshot.size());
   int64_t end = *mapped;

@@ -38,6 +38,10 @@ void OffsetMetadataManager::replay(const OffsetCommitKey& key, std::optional<Byt
     g.offsets[tp] = std::move(c);
     return;
   }
+  hold_pending(g, producer_id, tp, std::move(c));
+}
+
+void OffsetMetadataManager::hold_pending(Group& g, int64_t producer_id, const TopicPartition& tp, CommittedOffset c) {
   g.pending_txn_offsets[producer_id][tp] = std::move(c);
   open_transactions_[{g.partition, producer_id}].insert(g.id);
 }
@@ -136,8 +140,7 @@ void OffsetMetadataManager::commit_offsets(OffsetCommitRequest req, CommitDone d
                      g->offsets[tp] = c;
                      continue;
                    }
-                   g->pending_txn_offsets[req.transaction->producer_id][tp] = c;
-                   open_transactions_[{g->partition, req.transaction->producer_id}].insert(g->id);
+                   hold_pending(*g, req.transaction->producer_id, tp, c);
                  }
                  done(std::move(req));
                });

@@ -92,6 +92,9 @@ class OffsetMetadataManager {
   const CoordinatorConfig& config_;
   OffsetsStore& store_;
   GroupMetadataManager& groups_;
+  // The producer's offset for the partition waits, pending, on its group
+  // until the transaction's marker (complete_transaction).
+  void hold_pending(Group& g, int64_t producer_id, const TopicPartition& tp, CommittedOffset c);
   // Kafka's openTransactionsByGroup, turned around: by __consumer_offsets
   // partition and producer id, the groups holding the producer's pending
   // offsets, so a marker finds them without a scan of every group.
