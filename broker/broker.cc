@@ -181,6 +181,15 @@ void Broker::start_replication() {
   if (options.sasl)
     RLOG_INFO("replica fetchers authenticate on listener %s with SASL %s as %s", listener.c_str(),
               options.sasl->mechanism.c_str(), options.sasl->username.c_str());
+  // The other requests brokers send each other take the same listener.
+  InterBrokerChannel::Options channel;
+  channel.client_id = "broker-" + std::to_string(node_id_) + "-channel";
+  // Above request.timeout.ms, which bounds the peer's acks=all marker append.
+  channel.timeout = std::chrono::milliseconds(config_.get_int("request.timeout.ms") + 5000);
+  channel.tls = options.tls;
+  channel.verify_host = options.verify_host;
+  channel.sasl = options.sasl;
+  inter_broker_ = std::make_unique<InterBrokerChannel>(io_.get_executor(), std::move(channel), resolve);
   fetchers_ = std::make_unique<replication::ReplicaFetcherManager>(io_.get_executor(), std::move(options), resolve,
                                                                    broker_epoch, blocking);
   alter_partitions_ =

@@ -16,6 +16,7 @@
 #include "broker/delayed_operations.h"
 #include "broker/dynamic_broker_config.h"
 #include "broker/hosted_partitions.h"
+#include "broker/inter_broker_channel.h"
 #include "broker/listener_channels.h"
 #include "broker/metadata_publisher.h"
 #include "broker/request_memory.h"
@@ -81,6 +82,8 @@ class Broker {
   AlterPartitionManager* alter_partitions() { return alter_partitions_.get(); }
   // What a cluster broker hosts as the metadata image says; null on a single node.
   HostedPartitions* hosted_partitions() { return hosted_.get(); }
+  // Requests to other brokers (markers, transaction verification); null on a single node.
+  InterBrokerChannel* inter_broker() { return inter_broker_.get(); }
   // Registers in the cluster and loads its metadata, before the listeners
   // accept (their bound ports are what the registration advertises).
   // Throws std::runtime_error when it cannot. Nothing on a single node.
@@ -192,6 +195,7 @@ class Broker {
   std::unique_ptr<replication::ReplicaFetcherManager> fetchers_;
   std::unique_ptr<AlterPartitionManager> alter_partitions_;
   std::unique_ptr<HostedPartitions> hosted_;
+  std::unique_ptr<InterBrokerChannel> inter_broker_;
   std::unique_ptr<ClusterMember> member_;
   std::vector<std::weak_ptr<Connection>> connections_;
   bool stopping_ = false;

@@ -112,6 +112,9 @@ void HostedPartitions::apply(const std::shared_ptr<Partition>& hosted, const clu
     followers_.follow(hosted, state.leader, state.leader_epoch);
   }
   if (partition.topic() == group::kOffsetsTopic) broker_.groups().leadership_changed(partition.index(), partition.is_leader());
+  if (partition.topic() == transaction::kTransactionStateTopic)
+    broker_.transactions().leadership_changed(partition.index(), partition.is_leader(),
+                                              partition.leader_epoch().value());
   // Waiting fetches, produces and DeleteRecords look again: a deposed
   // leader answers them.
   partition.try_complete_delayed_requests();
@@ -151,6 +154,7 @@ awaitable<void> HostedPartitions::reconcile(const cluster::MetadataImage& image)
         // Reassigned elsewhere: stop and remove this replica.
         if (followers_.unfollow) followers_.unfollow(name, hosted->id());
         if (name == group::kOffsetsTopic && hosted->is_leader()) broker_.groups().leadership_changed(index, false);
+        if (name == transaction::kTransactionStateTopic) broker_.transactions().leadership_changed(index, false, -1);
         // It leads no more: acks=all produces and DeleteRecords waiting on
         // it answer now (the client retries at the new leader) instead of
         // at their timeout.

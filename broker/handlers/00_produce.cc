@@ -17,6 +17,9 @@
 // cannot open a transaction nobody will end
 // (transaction/partition_verification.h); TRANSACTION_ABORTABLE reaches
 // clients from v11.
+#include <map>
+#include <set>
+
 #include "base/clock.h"
 #include "broker/authorization.h"
 #include "broker/broker.h"
@@ -142,7 +145,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
   ErrorCode request_error = ErrorCode::none;
   if (v < 3) request_error = ErrorCode::unsupported_version;
   else if (has_transactional_records(headers) &&
-           (!req.transactional_id || !b.transactions().enabled() ||
+           (!req.transactional_id ||
             !authorized(ctx, AclOperation::write, ResourceType::transactional_id, *req.transactional_id)))
     request_error = ErrorCode::transactional_id_authorization_failed;
   else if (req.acks != 0 && req.acks != 1 && req.acks != -1) request_error = ErrorCode::invalid_required_acks;
@@ -151,11 +154,17 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
     co_await b.hosted_partitions()->wait_caught_up(
         std::min(HostedPartitions::kOpeningWaitBound, std::chrono::milliseconds(std::max(0, req.timeout_ms))));
 
-  const bool verify = req.transactional_id && b.transactions().enabled();
+  const bool verify = req.transactional_id.has_value();
   const int64_t now_ms = runnel::Clock::system().wall_ms();
   // One entry per partition, in request order; the records stay in the
   // request frame (validation and the append read them there).
   std::vector<replication::AppendEntry> entries;
+  // The entries to verify first, by producer id and epoch.
+  struct PendingVerification {
+    size_t entry;
+    storage::TopicPartition tp;
+  };
+  std::map<std::pair<int64_t, int16_t>, std::vector<PendingVerification>> to_verify;
   auto next_header = headers.begin();
   for (auto& topic : req.topic_data) {
     auto t = b.topics().find(topic.name);
@@ -175,20 +184,27 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
         continue;
       }
       if (verify && received && received->is_transactional() &&
-          transaction::needs_verification(b, *e.partition, received->producer_id, received->producer_epoch)) {
-        const ErrorCode error =
-            transaction::verify_partition(b, *req.transactional_id, received->producer_id, received->producer_epoch,
-                                          {topic.name, pd.index}, v >= 11);
-        if (error != ErrorCode::none) {
-          e.partition = nullptr;
-          e.result.status = {error, {}, {}};
-          continue;
-        }
-      }
+          transaction::needs_verification(b, *e.partition, received->producer_id, received->producer_epoch))
+        to_verify[{received->producer_id, received->producer_epoch}].push_back(
+            {entries.size() - 1, {topic.name, pd.index}});
       e.request.origin = replication::AppendOrigin::client;
       e.request.min_insync_replicas = t->config.min_insync_replicas;
       e.request.log_append_time = t->config.log.message_timestamp_type == storage::TimestampType::log_append_time;
       e.request.validate = validation(b.config(), t, pd.index, pd.records, received, now_ms);
+    }
+  }
+  // One question to the coordinator for all the partitions a producer
+  // would open a transaction on; a refused partition is not appended.
+  for (auto& [producer, pending] : to_verify) {
+    std::set<storage::TopicPartition> partitions;
+    for (const auto& pv : pending) partitions.insert(pv.tp);
+    auto answers = co_await transaction::verify_partitions(b, *req.transactional_id, producer.first, producer.second,
+                                                           std::move(partitions), v >= 11);
+    for (const auto& pv : pending) {
+      const ErrorCode error = answers[pv.tp];
+      if (error == ErrorCode::none) continue;
+      entries[pv.entry].partition = nullptr;
+      entries[pv.entry].result.status = {error, {}, {}};
     }
   }
   // Once appended: with runnel.acks.all.fsync the fsync starts, and the

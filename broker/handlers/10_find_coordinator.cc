@@ -7,17 +7,15 @@
 // cluster without the topic starts its creation and answers
 // COORDINATOR_NOT_AVAILABLE meanwhile. v0-3 carry one key; v4+ a batch of
 // keys, each with its own error. A transactional id (1) needs DESCRIBE on it
-// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); a single node coordinates every
-// id and creates __transaction_state on the first such request. A cluster
-// does not coordinate transactions yet, so there transactional ids get
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients fail on at once,
-// where COORDINATOR_NOT_AVAILABLE is retried for ever (franz-go). Share
-// groups (2) are refused. A group needs DESCRIBE (GROUP_AUTHORIZATION_FAILED),
-// as Kafka.
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); __transaction_state is created on
+// the first such request, and its partition's leader is the id's
+// coordinator as a group's is. Share groups (2) are refused. A group needs
+// DESCRIBE (GROUP_AUTHORIZATION_FAILED), as Kafka.
 #include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/group/group_service.h"
 #include "broker/handlers/handlers.h"
+#include "broker/transaction/transaction_log_format.h"
 #include "broker/transaction/transaction_service.h"
 #include "protocol/error_codes.h"
 
@@ -41,21 +39,37 @@ struct Node {
   int32_t port = -1;
 };
 
-Answer find_in_cluster(Broker& b, const std::string& group_id, const std::string& listener, Node& node) {
+// The leader of `partition` of `topic`, at the endpoint a client on
+// `listener` uses, if it is alive.
+Answer leader_of(Broker& b, const cluster::TopicImage& topic, int32_t partition, const std::string& listener,
+                 Node& node) {
   const cluster::MetadataImage& image = *b.metadata_cache();
-  auto topic = image.topic(group::kOffsetsTopic);
-  if (!topic) {
-    b.groups().request_offsets_topic();
-    return coordinator_not_available();
-  }
-  const int32_t p = group::offsets_partition_for(group_id, static_cast<int32_t>(topic->partitions.size()));
-  const cluster::PartitionRegistration* reg = topic->partition(PartitionId(p));
+  const cluster::PartitionRegistration* reg = topic.partition(PartitionId(partition));
   if (!reg || !reg->has_leader()) return coordinator_not_available();
   const cluster::BrokerRegistration* leader = image.broker(reg->leader);
   const cluster::BrokerEndpoint* e = leader && !leader->fenced ? endpoint_for(*leader, listener) : nullptr;
   if (!e) return coordinator_not_available();
   node = {leader->id.value(), e->host, e->port};
   return {};
+}
+
+Answer group_in_cluster(Broker& b, const std::string& group_id, const std::string& listener, Node& node) {
+  auto topic = b.metadata_cache()->topic(group::kOffsetsTopic);
+  if (!topic) {
+    b.groups().request_offsets_topic();
+    return coordinator_not_available();
+  }
+  const auto partitions = static_cast<int32_t>(topic->partitions.size());
+  return leader_of(b, *topic, group::offsets_partition_for(group_id, partitions), listener, node);
+}
+
+// handle<> asked for __transaction_state's creation already.
+Answer transaction_in_cluster(Broker& b, const std::string& transactional_id, const std::string& listener,
+                              Node& node) {
+  auto topic = b.metadata_cache()->topic(transaction::kTransactionStateTopic);
+  if (!topic) return coordinator_not_available();
+  const auto partitions = static_cast<int32_t>(topic->partitions.size());
+  return leader_of(b, *topic, transaction::transaction_partition_for(transactional_id, partitions), listener, node);
 }
 
 // This node, at the endpoint a client on `listener` uses, once `topic` exists.
@@ -73,13 +87,13 @@ Answer find(const RequestContext& ctx, int8_t key_type, const std::string& key, 
   const std::string& listener = ctx.listener_name;
   if (key_type == 0 && !authorized(ctx, AclOperation::describe, ResourceType::group, key))
     return {ErrorCode::group_authorization_failed, "Group authorization failed."};
-  if (key_type == 0 && b.in_cluster()) return find_in_cluster(b, key, listener, node);
+  if (key_type == 0 && b.in_cluster()) return group_in_cluster(b, key, listener, node);
   // Created when a group first needs it (handle<> waited for that).
   if (key_type == 0) return this_node(b, group::kOffsetsTopic, listener, node);
   if (key_type == 1) {
-    if (!authorized(ctx, AclOperation::describe, ResourceType::transactional_id, key) ||
-        !b.transactions().enabled())
+    if (!authorized(ctx, AclOperation::describe, ResourceType::transactional_id, key))
       return {ErrorCode::transactional_id_authorization_failed, "Transactional Id authorization failed."};
+    if (b.in_cluster()) return transaction_in_cluster(b, key, listener, node);
     return this_node(b, transaction::kTransactionStateTopic, listener, node);
   }
   return {ErrorCode::invalid_request, "Unknown coordinator type: " + std::to_string(key_type)};
@@ -95,7 +109,7 @@ awaitable<p::FindCoordinatorResponse> handle<p::FindCoordinatorApi>(RequestConte
   // a single node answers once it is there, its disk work off the loop.
   if (req.key_type == 0 && !b.in_cluster() && !b.topics().find(group::kOffsetsTopic))
     (void)co_await b.groups().offsets_topic_ready();
-  if (req.key_type == 1 && b.transactions().enabled()) (void)co_await b.transactions().state_topic_ready();
+  if (req.key_type == 1) (void)co_await b.transactions().state_topic_ready();
   if (ctx.api_version() < 4) {
     Node node;
     Answer a = find(ctx, req.key_type, req.key, node);

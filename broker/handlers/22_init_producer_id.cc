@@ -8,8 +8,8 @@
 // some topic, else CLUSTER_AUTHORIZATION_FAILED. With one: WRITE on the
 // transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then the
 // transaction coordinator (transaction/transaction_coordinator.h), which
-// bumps the epoch and fences the id's earlier producer. A cluster does not
-// coordinate transactions yet and refuses the id.
+// bumps the epoch and fences the id's earlier producer; NOT_COORDINATOR on
+// a broker that does not lead the id's __transaction_state partition.
 #include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
@@ -34,8 +34,7 @@ awaitable<p::InitProducerIdResponse> handle<p::InitProducerIdApi>(RequestContext
   p::InitProducerIdResponse resp;
   resp.producer_epoch = -1;
   if (req.transactional_id) {
-    if (!authorized(ctx, AclOperation::write, ResourceType::transactional_id, *req.transactional_id) ||
-        !ctx.broker.transactions().enabled()) {
+    if (!authorized(ctx, AclOperation::write, ResourceType::transactional_id, *req.transactional_id)) {
       resp.error_code = p::code(p::ErrorCode::transactional_id_authorization_failed);
       co_return resp;
     }

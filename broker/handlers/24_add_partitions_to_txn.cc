@@ -54,8 +54,7 @@ awaitable<std::vector<TopicResult>> client_form(RequestContext& ctx, p::AddParti
   Broker& b = ctx.broker;
   const auto parts = partitions_of(req.v3_and_below_topics);
   const int16_t v = ctx.api_version();
-  if (!authorized(ctx, AclOperation::write, ResourceType::transactional_id, req.v3_and_below_transactional_id) ||
-      !b.transactions().enabled())
+  if (!authorized(ctx, AclOperation::write, ResourceType::transactional_id, req.v3_and_below_transactional_id))
     co_return results(parts, [](const auto&) { return ErrorCode::transactional_id_authorization_failed; });
   std::map<storage::TopicPartition, ErrorCode> refused;
   for (const auto& tp : parts) {
@@ -94,10 +93,6 @@ awaitable<p::AddPartitionsToTxnResponse> handle<p::AddPartitionsToTxnApi>(Reques
     auto& r = resp.results_by_transaction.emplace_back();
     r.transactional_id = txn.transactional_id;
     const auto parts = partitions_of(txn.topics);
-    if (!ctx.broker.transactions().enabled()) {
-      r.topic_results = results(parts, [](const auto&) { return ErrorCode::not_coordinator; });
-      continue;
-    }
     if (txn.verify_only) {
       auto v = coordinator.verify_partitions(txn.transactional_id, txn.producer_id, txn.producer_epoch, parts);
       r.topic_results = results(parts, [&v](const storage::TopicPartition& tp) {

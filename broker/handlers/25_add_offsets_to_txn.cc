@@ -21,8 +21,7 @@ awaitable<p::AddOffsetsToTxnResponse> handle<p::AddOffsetsToTxnApi>(RequestConte
                                                                      p::AddOffsetsToTxnRequest& req) {
   Broker& b = ctx.broker;
   p::AddOffsetsToTxnResponse resp;
-  if (!authorized(ctx, AclOperation::write, ResourceType::transactional_id, req.transactional_id) ||
-      !b.transactions().enabled()) {
+  if (!authorized(ctx, AclOperation::write, ResourceType::transactional_id, req.transactional_id)) {
     resp.error_code = p::code(p::ErrorCode::transactional_id_authorization_failed);
     co_return resp;
   }

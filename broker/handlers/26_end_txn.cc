@@ -17,8 +17,7 @@ template <>
 awaitable<p::EndTxnResponse> handle<p::EndTxnApi>(RequestContext& ctx, p::EndTxnRequest& req) {
   Broker& b = ctx.broker;
   p::EndTxnResponse resp;
-  if (!authorized(ctx, AclOperation::write, ResourceType::transactional_id, req.transactional_id) ||
-      !b.transactions().enabled()) {
+  if (!authorized(ctx, AclOperation::write, ResourceType::transactional_id, req.transactional_id)) {
     resp.error_code = p::code(p::ErrorCode::transactional_id_authorization_failed);
     co_return resp;
   }

@@ -16,6 +16,8 @@
 // batch, whose epoch the partition checks (INVALID_PRODUCER_EPOCH). v5
 // (transaction protocol v2, where the coordinator adds the partition
 // itself) is not served: this broker finalizes no transaction.version.
+#include <set>
+
 #include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/group/completion.h"
@@ -32,21 +34,24 @@ namespace {
 using p::ErrorCode;
 
 // The checks before the coordinator: one error for the whole request.
-ErrorCode request_error(RequestContext& ctx, const p::TxnOffsetCommitRequest& req) {
+awaitable<ErrorCode> request_error(RequestContext& ctx, const p::TxnOffsetCommitRequest& req) {
   Broker& b = ctx.broker;
-  if (!authorized(ctx, AclOperation::write, ResourceType::transactional_id, req.transactional_id) ||
-      !b.transactions().enabled())
-    return ErrorCode::transactional_id_authorization_failed;
-  if (!authorized(ctx, AclOperation::read, ResourceType::group, req.group_id)) return ErrorCode::group_authorization_failed;
-  if (req.group_id.empty()) return ErrorCode::invalid_group_id;
+  if (!authorized(ctx, AclOperation::write, ResourceType::transactional_id, req.transactional_id))
+    co_return ErrorCode::transactional_id_authorization_failed;
+  if (!authorized(ctx, AclOperation::read, ResourceType::group, req.group_id))
+    co_return ErrorCode::group_authorization_failed;
+  if (req.group_id.empty()) co_return ErrorCode::invalid_group_id;
   auto part = b.replica_manager().get_partition(group::kOffsetsTopic,
                                                 PartitionId(b.groups().coordinator().partition_for(req.group_id)));
-  if (!part || !transaction::needs_verification(b, *part, req.producer_id, req.producer_epoch)) return ErrorCode::none;
-  const ErrorCode e =
-      transaction::verify_partition(b, req.transactional_id, req.producer_id, req.producer_epoch,
-                                    {std::string(group::kOffsetsTopic), part->index()}, ctx.api_version() >= 4);
+  if (!part || !transaction::needs_verification(b, *part, req.producer_id, req.producer_epoch))
+    co_return ErrorCode::none;
+  const storage::TopicPartition tp{std::string(group::kOffsetsTopic), part->index()};
+  std::set<storage::TopicPartition> partitions{tp};
+  auto answers = co_await transaction::verify_partitions(b, req.transactional_id, req.producer_id, req.producer_epoch,
+                                                         std::move(partitions), ctx.api_version() >= 4);
+  const ErrorCode e = answers[tp];
   // As GroupCoordinatorService maps a failed verification.
-  return e == ErrorCode::not_enough_replicas ? ErrorCode::coordinator_not_available : e;
+  co_return e == ErrorCode::not_enough_replicas ? ErrorCode::coordinator_not_available : e;
 }
 
 }  // namespace
@@ -55,7 +60,7 @@ template <>
 awaitable<p::TxnOffsetCommitResponse> handle<p::TxnOffsetCommitApi>(RequestContext& ctx,
                                                                      p::TxnOffsetCommitRequest& req) {
   Broker& b = ctx.broker;
-  const ErrorCode refused = request_error(ctx, req);
+  const ErrorCode refused = co_await request_error(ctx, req);
   group::OffsetCommitRequest cr;
   cr.group_id = req.group_id;
   cr.generation = req.generation_id;

@@ -4,8 +4,8 @@
 // handleDescribeTransactions: DESCRIBE on the id, else
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED; an empty id INVALID_REQUEST; an
 // unknown one TRANSACTIONAL_ID_NOT_FOUND; the transaction's partitions only
-// of topics the caller may DESCRIBE. A cluster coordinates no transactions
-// yet: NOT_COORDINATOR there.
+// of topics the caller may DESCRIBE; NOT_COORDINATOR on a broker that does
+// not coordinate the id.
 #include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
@@ -27,10 +27,6 @@ awaitable<p::DescribeTransactionsResponse> handle<p::DescribeTransactionsApi>(Re
     s.transaction_start_time_ms = -1;
     if (!authorized(ctx, AclOperation::describe, ResourceType::transactional_id, id)) {
       s.error_code = p::code(p::ErrorCode::transactional_id_authorization_failed);
-      continue;
-    }
-    if (!service.enabled()) {
-      s.error_code = p::code(p::ErrorCode::not_coordinator);
       continue;
     }
     if (id.empty()) {

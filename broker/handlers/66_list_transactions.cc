@@ -22,7 +22,6 @@ awaitable<p::ListTransactionsResponse> handle<p::ListTransactionsApi>(RequestCon
   using transaction::TransactionState;
   p::ListTransactionsResponse resp;
   auto& service = ctx.broker.transactions();
-  if (!service.enabled()) co_return resp;
   std::set<TransactionState> states;
   for (const auto& name : req.state_filters) {
     if (auto s = transaction::transaction_state_from_name(name)) states.insert(*s);

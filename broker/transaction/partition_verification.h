@@ -9,7 +9,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
+
+#include "broker/asio.h"
 
 #include "protocol/error_codes.h"
 #include "storage/topic_partition.h"
@@ -30,13 +34,16 @@ namespace runnel::broker::transaction {
 bool needs_verification(const Broker& broker, const replication::Partition& part, int64_t producer_id,
                         int16_t producer_epoch);
 
-// Asks the coordinator; NONE, or its answer as Kafka's
-// AddPartitionsToTxnManager passes it on: PRODUCER_FENCED as
+// Asks the coordinator about every partition at once: this broker's own,
+// or in a cluster the leader of the id's __transaction_state partition by
+// AddPartitionsToTxn v4 verify_only. Per partition NONE, or the answer as
+// Kafka's AddPartitionsToTxnManager passes it on: PRODUCER_FENCED as
 // INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE as INVALID_TXN_STATE to a
 // client whose version predates it, and the retriable coordinator errors
-// as NOT_ENOUGH_REPLICAS, which every client retries.
-protocol::ErrorCode verify_partition(Broker& broker, const std::string& transactional_id, int64_t producer_id,
-                                     int16_t producer_epoch, const storage::TopicPartition& tp,
-                                     bool transaction_abortable_supported);
+// (a coordinator not known or not reached too) as NOT_ENOUGH_REPLICAS,
+// which every client retries.
+awaitable<std::map<storage::TopicPartition, protocol::ErrorCode>> verify_partitions(
+    Broker& broker, std::string transactional_id, int64_t producer_id, int16_t producer_epoch,
+    std::set<storage::TopicPartition> partitions, bool transaction_abortable_supported);
 
 }  // namespace runnel::broker::transaction

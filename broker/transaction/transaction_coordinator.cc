@@ -91,6 +91,12 @@ void TransactionCoordinator::end_loading(int32_t partition) {
 
 void TransactionCoordinator::unload_partition(int32_t partition) { partitions_.erase(partition); }
 
+std::optional<int32_t> TransactionCoordinator::coordinator_epoch(int32_t partition) const {
+  auto it = partitions_.find(partition);
+  if (it == partitions_.end()) return std::nullopt;
+  return it->second.coordinator_epoch;
+}
+
 bool TransactionCoordinator::is_loading(int32_t partition) const {
   auto it = partitions_.find(partition);
   return it != partitions_.end() && it->second.loading;

@@ -13,6 +13,9 @@
 // epoch: an unload or a new election meanwhile answers NOT_COORDINATOR and
 // applies nothing.
 //
+// In a cluster a broker owns the partitions it leads (TransactionService::
+// leadership_changed), and ids of the others answer NOT_COORDINATOR.
+//
 // Speaks the transaction protocol of TV_0 and TV_1 (Kafka before KIP-890 part
 // 2): the cluster finalizes no transaction.version, so clients add partitions
 // with AddPartitionsToTxn and EndTxn keeps the epoch.
@@ -102,6 +105,8 @@ class TransactionCoordinator {
   void end_loading(int32_t partition);
   void unload_partition(int32_t partition);
   bool owns(int32_t partition) const { return partitions_.contains(partition); }
+  // The epoch an owned partition is coordinated at; nullopt when not owned.
+  std::optional<int32_t> coordinator_epoch(int32_t partition) const;
   bool is_loading(int32_t partition) const;
 
   awaitable<InitProducerIdResult> init_producer_id(std::string transactional_id, int32_t txn_timeout_ms,

@@ -1,9 +1,13 @@
 #include "broker/transaction/transaction_service.h"
 
+#include <algorithm>
+
 #include "base/clock.h"
 #include "broker/broker.h"
 #include "broker/internal_topic_log.h"
 #include "broker/logging.h"
+#include "broker/transaction/transaction_log_format.h"
+#include "protocol/messages/27_write_txn_markers.h"
 #include "protocol/records/batch_builder.h"
 
 namespace runnel::broker::transaction {
@@ -33,46 +37,91 @@ TransactionService::TransactionService(Broker& broker) : broker_(broker), create
                                                           *this, *this, Clock::system());
 }
 
-bool TransactionService::enabled() const { return !broker_.in_cluster(); }
-
 awaitable<bool> TransactionService::state_topic_ready() {
-  if (!enabled()) co_return false;
   if (!creating_ && !broker_.topics().find(kTransactionStateTopic)) {
+    const int32_t factor =
+        broker_.in_cluster() ? broker_.config().get_int("transaction.state.log.replication.factor") : 1;
+    const size_t live = broker_.metadata_cache()->live_brokers().size();
+    if (live < static_cast<size_t>(factor)) {
+      RLOG_DEBUG("%s not created: %zu live broker(s), transaction.state.log.replication.factor is %d",
+                 kTransactionStateTopic, live, factor);
+      co_return false;
+    }
     creating_ = true;
-    asio::co_spawn(broker_.io(), create_state_topic(), asio::detached);
+    asio::co_spawn(broker_.io(), create_state_topic(static_cast<int16_t>(factor)), asio::detached);
   }
   while (creating_) co_await created_.async_wait(as_tuple_awaitable);
   co_return broker_.topics().find(kTransactionStateTopic) != nullptr;
 }
 
 // TransactionStateManager.transactionTopicConfigs.
-awaitable<void> TransactionService::create_state_topic() {
+awaitable<void> TransactionService::create_state_topic(int16_t replication_factor) {
   const BrokerConfig& c = broker_.config();
+  // A single node's one replica is its whole ISR (config_def.cc).
+  const int32_t min_isr = broker_.in_cluster() ? c.get_int("transaction.state.log.min.isr") : 1;
   TopicOverrides overrides{{"cleanup.policy", "compact"},
                            {"compression.type", "uncompressed"},
-                           // One replica on a single node (config_def.cc).
-                           {"min.insync.replicas", "1"},
+                           {"min.insync.replicas", std::to_string(min_isr)},
                            {"segment.bytes", std::to_string(c.get_int("transaction.state.log.segment.bytes"))},
                            {"unclean.leader.election.enable", "false"}};
   const int32_t partitions = coordinator_->config().state_partitions;
   CreatedTopic created;
   try {
-    created = co_await broker_.topic_frontend().create(kTransactionStateTopic, partitions, std::move(overrides), 1);
+    created = co_await broker_.topic_frontend().create(kTransactionStateTopic, partitions, std::move(overrides),
+                                                       replication_factor);
   } catch (const std::exception& e) {
     created.error = {protocol::ErrorCode::unknown_server_error, e.what()};
   }
   if (created.error.ok()) {
-    RLOG_INFO("created %s with %d partitions", kTransactionStateTopic, partitions);
-    // Nothing to load in a new topic.
-    for (int32_t p = 0; p < partitions; ++p) {
-      coordinator_->begin_loading(p, 0);
-      coordinator_->end_loading(p);
-    }
+    RLOG_INFO("created %s with %d partitions, replication factor %d", kTransactionStateTopic, partitions,
+              replication_factor);
+    // Nothing to load in a new topic; a cluster's leaders own theirs as
+    // their image elects them.
+    if (!broker_.in_cluster())
+      for (int32_t p = 0; p < partitions; ++p) {
+        coordinator_->begin_loading(p, 0);
+        coordinator_->end_loading(p);
+      }
   } else if (created.error.code != protocol::ErrorCode::topic_already_exists) {
     RLOG_WARN("creating %s: %s", kTransactionStateTopic, created.error.message.c_str());
   }
   creating_ = false;
   created_.cancel();
+}
+
+void TransactionService::leadership_changed(int32_t partition, bool leader, int32_t leader_epoch) {
+  const std::optional<int32_t> owned_at = coordinator_->coordinator_epoch(partition);
+  if (!leader) {
+    if (!owned_at) return;
+    ++load_generation_[partition];
+    coordinator_->unload_partition(partition);
+    RLOG_INFO("%s-%d: resigned as its transaction coordinator", kTransactionStateTopic, partition);
+    return;
+  }
+  if (owned_at == leader_epoch) return;
+  auto part = broker_.replica_manager().get_partition(kTransactionStateTopic, PartitionId(partition));
+  auto topic = broker_.topics().find(kTransactionStateTopic);
+  if (!part || !topic) return;
+  // The mapping of ids to partitions is the topic's.
+  coordinator_->set_state_partitions(topic->partition_count);
+  const uint64_t generation = ++load_generation_[partition];
+  coordinator_->begin_loading(partition, leader_epoch);
+  RLOG_INFO("%s-%d: elected its transaction coordinator at epoch %d, loading", kTransactionStateTopic, partition,
+            leader_epoch);
+  asio::co_spawn(broker_.io(), load_partition(std::move(part), generation), asio::detached);
+}
+
+std::optional<NodeId> TransactionService::coordinator_node(const std::string& transactional_id) const {
+  if (!broker_.in_cluster()) return NodeId(broker_.node_id());
+  const cluster::MetadataImage& image = *broker_.metadata_cache();
+  auto topic = image.topic(kTransactionStateTopic);
+  if (!topic || topic->partitions.empty()) return std::nullopt;
+  const int32_t p = transaction_partition_for(transactional_id, static_cast<int32_t>(topic->partitions.size()));
+  const cluster::PartitionRegistration* reg = topic->partition(PartitionId(p));
+  if (!reg || !reg->has_leader()) return std::nullopt;
+  const cluster::BrokerRegistration* leader = image.broker(reg->leader);
+  if (!leader || leader->fenced) return std::nullopt;
+  return reg->leader;
 }
 
 void TransactionService::state_topic_deleted() {
@@ -81,8 +130,8 @@ void TransactionService::state_topic_deleted() {
 }
 
 void TransactionService::start() {
-  if (!enabled()) return;
-  if (broker_.topics().find(kTransactionStateTopic)) {
+  // A cluster's partitions are loaded as their leadership arrives.
+  if (!broker_.in_cluster() && broker_.topics().find(kTransactionStateTopic)) {
     for (auto& part : broker_.replica_manager().partitions(kTransactionStateTopic))
       coordinator_->begin_loading(part->index(), part->leader_epoch().value());
     asio::co_spawn(broker_.io(), load_partitions(), asio::detached);
@@ -114,14 +163,15 @@ void TransactionService::schedule(const char* interval_key,
 awaitable<void> TransactionService::load_partitions() {
   size_t records = 0;
   for (auto& part : broker_.replica_manager().partitions(kTransactionStateTopic))
-    records += co_await load_partition(part);
+    records += co_await load_partition(part, load_generation_[part->index()]);
   RLOG_INFO("transaction coordinator loaded %zu records from %s", records, kTransactionStateTopic);
 }
 
-awaitable<size_t> TransactionService::load_partition(std::shared_ptr<replication::Partition> part) {
+awaitable<size_t> TransactionService::load_partition(std::shared_ptr<replication::Partition> part,
+                                                     uint64_t generation) {
   const int32_t p = part->index();
   KeyedRecords loaded = co_await broker_.run_blocking(read_keyed_records(part->log_ptr()));
-  if (!coordinator_->is_loading(p)) co_return 0;
+  if (load_generation_[p] != generation || !coordinator_->is_loading(p)) co_return 0;
   if (!loaded.error.empty()) RLOG_ERROR("loading %s-%d: %s", kTransactionStateTopic, p, loaded.error.c_str());
   for (auto& r : loaded.records) {
     if (r.marker) continue;  // no transaction writes to this topic
@@ -154,7 +204,88 @@ awaitable<ErrorCode> TransactionService::append(int32_t partition, protocol::Byt
   co_return appended.error;
 }
 
-awaitable<void> TransactionService::send(std::span<MarkerTarget> targets) { co_await write_markers(broker_, targets); }
+// Kafka's TransactionMarkerChannelManager: each partition's marker goes to
+// its leader as the image names it, this broker's own partitions appended
+// in place, every other leader's in one WriteTxnMarkers sent alongside. A
+// partition without a leader, or a leader that cannot be reached, answers
+// an error the coordinator retries after its backoff, when the image may
+// name another leader.
+awaitable<void> TransactionService::send(std::span<MarkerTarget> targets) {
+  if (!broker_.in_cluster()) co_return co_await write_markers(broker_, targets);
+  const NodeId self(broker_.node_id());
+  std::vector<MarkerTarget> local;
+  std::vector<MarkerTarget*> local_of;
+  std::map<NodeId, std::vector<MarkerTarget*>> remote;
+  for (MarkerTarget& t : targets) {
+    if (t.error != ErrorCode::none) continue;
+    const cluster::PartitionRegistration* reg = broker_.metadata_cache()->partition(t.topic, PartitionId(t.partition));
+    if (!reg) t.error = ErrorCode::unknown_topic_or_partition;
+    else if (!reg->has_leader()) t.error = ErrorCode::not_leader_or_follower;
+    else if (reg->leader == self) {
+      local.push_back(t);
+      local_of.push_back(&t);
+    } else {
+      remote[reg->leader].push_back(&t);
+    }
+  }
+  // The remote sends run beside the local append; this waits for all of
+  // them (each bounded by the channel's timeout).
+  struct Outstanding {
+    explicit Outstanding(asio::any_io_executor ex) : done(ex, asio::steady_timer::time_point::max()) {}
+    asio::steady_timer done;
+    size_t left = 0;
+  };
+  auto outstanding = std::make_shared<Outstanding>(broker_.io().get_executor());
+  outstanding->left = remote.size();
+  for (auto& [node, to] : remote)
+    asio::co_spawn(broker_.io(), send_to(node, std::move(to)), [outstanding](std::exception_ptr) {
+      if (--outstanding->left == 0) outstanding->done.cancel();
+    });
+  if (!local.empty()) {
+    co_await write_markers(broker_, local);
+    for (size_t i = 0; i < local.size(); ++i) local_of[i]->error = local[i].error;
+  }
+  while (outstanding->left > 0) co_await outstanding->done.async_wait(as_tuple_awaitable);
+}
+
+awaitable<void> TransactionService::send_to(NodeId node, std::vector<MarkerTarget*> targets) {
+  // One WritableTxnMarker per transaction end, its partitions by topic.
+  protocol::WriteTxnMarkersRequest req;
+  std::vector<const TxnMarker*> markers;
+  bool versioned = false;
+  for (MarkerTarget* t : targets) {
+    auto at = std::find(markers.begin(), markers.end(), t->marker);
+    if (at == markers.end()) {
+      markers.push_back(t->marker);
+      auto& m = req.markers.emplace_back();
+      m.producer_id = t->marker->producer_id;
+      m.producer_epoch = t->marker->producer_epoch;
+      m.transaction_result = t->marker->commit;
+      m.coordinator_epoch = t->marker->coordinator_epoch;
+      m.transaction_version = t->marker->transaction_version;
+      versioned = versioned || t->marker->transaction_version != 0;
+      at = markers.end() - 1;
+    }
+    auto& m = req.markers[static_cast<size_t>(at - markers.begin())];
+    if (m.topics.empty() || m.topics.back().name != t->topic) m.topics.emplace_back().name = t->topic;
+    m.topics.back().partition_indexes.push_back(t->partition);
+  }
+  // v2 carries each marker's transaction version (KIP-1228); v1 means 0.
+  auto response = co_await broker_.inter_broker()->send<protocol::WriteTxnMarkersApi>(node, req, versioned ? 2 : 1);
+  if (!response) {
+    RLOG_DEBUG("WriteTxnMarkers to broker %d failed: %s", node.value(), response.error().message().c_str());
+    for (MarkerTarget* t : targets) t->error = ErrorCode::network_exception;
+    co_return;
+  }
+  // An answer that leaves a partition out counts as failed for it.
+  for (MarkerTarget* t : targets) t->error = ErrorCode::unknown_server_error;
+  for (const auto& m : response->markers)
+    for (const auto& topic : m.topics)
+      for (const auto& pr : topic.partitions)
+        for (MarkerTarget* t : targets)
+          if (t->marker->producer_id == m.producer_id && t->topic == topic.name && t->partition == pr.partition_index)
+            t->error = static_cast<ErrorCode>(pr.error_code);
+}
 
 bool TransactionService::topic_exists(const std::string& topic) const {
   return broker_.topics().find(topic) != nullptr;
