@@ -59,7 +59,21 @@ SequenceCheck ProducerStateTable::check_sequence(const ProducerEntry& entry,
   return {};
 }
 
+uint64_t ProducerStateTable::start_verification(int64_t producer_id, int64_t now_ms) {
+  auto [it, added] = verifications_.try_emplace(producer_id, Verification{next_guard_, now_ms});
+  if (added) ++next_guard_;
+  return it->second.guard;
+}
+
+bool ProducerStateTable::verified(int64_t producer_id, uint64_t guard) const {
+  auto it = verifications_.find(producer_id);
+  return guard != 0 && it != verifications_.end() && it->second.guard == guard;
+}
+
 void ProducerStateTable::update(const protocol::records::BatchHeader& batch, int64_t first_offset, int64_t timestamp) {
+  // The transaction has its first offset now: verified (Kafka's
+  // clearVerificationStateEntry after a transactional append).
+  if (batch.is_transactional()) verifications_.erase(batch.producer_id);
   ProducerEntry& entry = producers_[batch.producer_id];
   if (batch.producer_epoch != entry.epoch) {
     entry.epoch = batch.producer_epoch;
@@ -93,6 +107,8 @@ ErrorCode ProducerStateTable::check_marker(int64_t producer_id, int16_t producer
 std::optional<CompletedTxn> ProducerStateTable::update_marker(int64_t producer_id, int16_t producer_epoch,
                                                               const protocol::records::EndTxnMarker& marker,
                                                               int64_t offset, int64_t timestamp) {
+  // The transaction is over: a verification begun before it is void.
+  verifications_.erase(producer_id);
   ProducerEntry& entry = producers_[producer_id];
   std::optional<CompletedTxn> completed;
   // A marker with no data before it (an empty transaction) moves no offset
@@ -138,6 +154,7 @@ std::optional<int64_t> ProducerStateTable::first_unstable_offset() const {
 
 void ProducerStateTable::expire(int64_t now_ms, int64_t expiration_ms) {
   std::erase_if(producers_, [&](const auto& kv) { return is_expired(kv.second, now_ms, expiration_ms); });
+  std::erase_if(verifications_, [&](const auto& kv) { return now_ms - kv.second.since_ms >= expiration_ms; });
 }
 
 std::vector<storage::ProducerSnapshotEntry> ProducerStateTable::snapshot_entries(int64_t now_ms,

@@ -96,6 +96,18 @@ class ProducerStateTable {
   // transactional write needs no verification with the coordinator (Kafka's
   // hasOngoingTransaction).
   bool has_ongoing_txn(int64_t producer_id, int16_t producer_epoch) const;
+  // KIP-890's VerificationGuard (Kafka's VerificationStateEntry): a
+  // Produce that asks the coordinator whether the producer's transaction
+  // has this partition takes a guard first, and its append is refused
+  // unless the guard is still the producer's. Any transactional batch or
+  // marker appended for the producer meanwhile clears it, so a transaction
+  // that ended (an abort's marker) between the question and the append
+  // cannot be reopened by a write nobody will end. The same guard is
+  // returned while one is held.
+  uint64_t start_verification(int64_t producer_id, int64_t now_ms);
+  // Whether `guard` is the producer's current one (0, no verification, never is).
+  bool verified(int64_t producer_id, uint64_t guard) const;
+
   // Records an appended data batch (its offsets assigned); also used by
   // replay. A transactional batch opens its producer's transaction if none is.
   void update(const protocol::records::BatchHeader& batch, int64_t first_offset, int64_t timestamp);
@@ -131,7 +143,8 @@ class ProducerStateTable {
 
   // Drops producers whose last batch is `expiration_ms` or more before
   // `now_ms` and that have no transaction open (Kafka's
-  // removeExpiredProducers and isProducerExpired).
+  // removeExpiredProducers and isProducerExpired), and verification guards
+  // taken that long ago.
   void expire(int64_t now_ms, int64_t expiration_ms);
   static bool is_expired(const ProducerEntry& entry, int64_t now_ms, int64_t expiration_ms) {
     return entry.current_txn_first_offset < 0 && now_ms - entry.last_timestamp >= expiration_ms;
@@ -146,6 +159,7 @@ class ProducerStateTable {
     producers_.clear();
     ongoing_.clear();
     unreplicated_.clear();
+    verifications_.clear();
   }
 
   const ProducerEntry* find(int64_t producer_id) const;
@@ -161,6 +175,12 @@ class ProducerStateTable {
   // By first offset, so the oldest is first.
   std::map<int64_t, TxnMetadata> ongoing_;
   std::map<int64_t, TxnMetadata> unreplicated_;
+  struct Verification {
+    uint64_t guard = 0;
+    int64_t since_ms = 0;
+  };
+  std::unordered_map<int64_t, Verification> verifications_;
+  uint64_t next_guard_ = 1;
 };
 
 }  // namespace runnel::broker

@@ -38,6 +38,13 @@ struct LeaderAppendRequest {
   // A transaction marker's transaction version (WriteTxnMarkers v2,
   // KIP-1228), which decides how its producer epoch is checked.
   int8_t transaction_version = 0;
+  // transaction.partition.verification.enable on a client's Produce: a
+  // transactional batch that would open its producer's transaction here
+  // must hold the producer's verification guard (ProducerStateTable::
+  // start_verification), else INVALID_TXN_STATE, as Kafka's
+  // analyzeAndValidateProducerState. 0: not verified.
+  bool verify_transactions = false;
+  uint64_t verification_guard = 0;
   // Runs after the ISR check, as Kafka validates inside appendAsLeader.
   std::function<PreparedBatch()> validate;
 };

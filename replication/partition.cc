@@ -106,6 +106,14 @@ LeaderAppendResult Partition::append_records_as_leader(const LeaderAppendRequest
     }
   } else if (header.producer_id >= 0) {
     broker::SequenceCheck check = producers_.check(header, request.origin == AppendOrigin::client);
+    if (check.error == ErrorCode::none && !check.duplicate_of && request.verify_transactions &&
+        header.is_transactional() &&
+        !producers_.has_ongoing_txn(header.producer_id, header.producer_epoch) &&
+        !producers_.verified(header.producer_id, request.verification_guard)) {
+      RLOG_DEBUG("produce to %s-%d refused: producer %lld's transactional batch was not verified", topic_.c_str(),
+                 index(), static_cast<long long>(header.producer_id));
+      check.error = ErrorCode::invalid_txn_state;
+    }
     if (check.error != ErrorCode::none) {
       // The log refused it: Kafka reports the log start offset.
       out.status = {check.error, {}, {}};

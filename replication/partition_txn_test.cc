@@ -198,3 +198,39 @@ TEST_CASE("compaction is bounded by the first offset of an open transaction, als
   REQUIRE_FALSE(t.log->roll());
   CHECK(t.log->cleanable(t.clock.now())->first_uncleanable_offset == 6);
 }
+
+// KIP-890's VerificationGuard: the guard a Produce took before asking the
+// coordinator is void once a marker for the producer is appended, so a
+// write verified before an abort cannot open a new transaction after it.
+TEST_CASE("a transactional append needs the producer's verification guard unless its transaction is open",
+          "[replication][txn]") {
+  Txns t;
+  auto verified_append = [&](int32_t seq, uint64_t guard) {
+    Bytes b = txn_data(7, 0, seq, 1);
+    LeaderAppendRequest r = client_append(b);
+    r.verify_transactions = true;
+    r.verification_guard = guard;
+    return t.partition->append_records_as_leader(r);
+  };
+  // No guard: refused, nothing appended.
+  CHECK(verified_append(0, 0).status.code == ErrorCode::invalid_txn_state);
+  CHECK(t.partition->log_end_offset().value() == 0);
+  // A guard held: accepted, and the transaction is open.
+  const uint64_t guard = t.partition->producers().start_verification(7, 0);
+  CHECK(t.partition->producers().start_verification(7, 0) == guard);  // one per producer while held
+  REQUIRE(verified_append(0, guard).ok());
+  // Inside the open transaction no guard is needed; the one used is gone.
+  CHECK_FALSE(t.partition->producers().verified(7, guard));
+  REQUIRE(verified_append(1, 0).ok());
+
+  // A guard taken, then the transaction's marker before the append: void.
+  const uint64_t before_abort = t.partition->producers().start_verification(7, 0);
+  REQUIRE(t.end(7, /*commit=*/false).ok());
+  CHECK(verified_append(2, before_abort).status.code == ErrorCode::invalid_txn_state);
+  CHECK(t.partition->producers().ongoing_txns().empty());
+
+  // A guard expires with producer.id.expiration.ms.
+  const uint64_t stale = t.partition->producers().start_verification(7, 1000);
+  t.partition->producers().expire(1000 + 60'000, 60'000);
+  CHECK_FALSE(t.partition->producers().verified(7, stale));
+}

@@ -15,8 +15,10 @@
 // partition is first checked with the coordinator: the partition must be in
 // the producer's ongoing transaction, so that a late write after an abort
 // cannot open a transaction nobody will end
-// (transaction/partition_verification.h); TRANSACTION_ABORTABLE reaches
-// clients from v11.
+// (transaction/partition_verification.h), at its broker in a cluster; the
+// partition's verification guard, taken before the question, refuses the
+// append if the transaction ended meanwhile (INVALID_TXN_STATE, as Kafka's
+// VerificationGuard). TRANSACTION_ABORTABLE reaches clients from v11.
 #include <map>
 #include <set>
 
@@ -155,6 +157,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
         std::min(HostedPartitions::kOpeningWaitBound, std::chrono::milliseconds(std::max(0, req.timeout_ms))));
 
   const bool verify = req.transactional_id.has_value();
+  const bool verify_transactions = verify && b.config().get_bool("transaction.partition.verification.enable");
   const int64_t now_ms = runnel::Clock::system().wall_ms();
   // One entry per partition, in request order; the records stay in the
   // request frame (validation and the append read them there).
@@ -163,6 +166,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
   struct PendingVerification {
     size_t entry;
     storage::TopicPartition tp;
+    uint64_t guard;
   };
   std::map<std::pair<int64_t, int16_t>, std::vector<PendingVerification>> to_verify;
   auto next_header = headers.begin();
@@ -186,7 +190,9 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
       if (verify && received && received->is_transactional() &&
           transaction::needs_verification(b, *e.partition, received->producer_id, received->producer_epoch))
         to_verify[{received->producer_id, received->producer_epoch}].push_back(
-            {entries.size() - 1, {topic.name, pd.index}});
+            {entries.size() - 1, {topic.name, pd.index},
+             e.partition->producers().start_verification(received->producer_id, now_ms)});
+      e.request.verify_transactions = verify_transactions;
       e.request.origin = replication::AppendOrigin::client;
       e.request.min_insync_replicas = t->config.min_insync_replicas;
       e.request.log_append_time = t->config.log.message_timestamp_type == storage::TimestampType::log_append_time;
@@ -202,7 +208,10 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
                                                            std::move(partitions), v >= 11);
     for (const auto& pv : pending) {
       const ErrorCode error = answers[pv.tp];
-      if (error == ErrorCode::none) continue;
+      if (error == ErrorCode::none) {
+        entries[pv.entry].request.verification_guard = pv.guard;
+        continue;
+      }
       entries[pv.entry].partition = nullptr;
       entries[pv.entry].result.status = {error, {}, {}};
     }
