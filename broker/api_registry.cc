@@ -38,9 +38,9 @@ const auto kRoutes = std::to_array<ApiRoute>({
     route<OffsetForLeaderEpochApi>(),
     route<AddPartitionsToTxnApi>(),
     route<AddOffsetsToTxnApi>(),
-    route<EndTxnApi>(0, 4),  // v5 is transaction protocol v2: not finalized here
+    route<EndTxnApi>(),
     route<WriteTxnMarkersApi>(),
-    route<TxnOffsetCommitApi>(0, 4),  // v5 is transaction protocol v2: not finalized here
+    route<TxnOffsetCommitApi>(),
     route<DescribeAclsApi>(),
     route<CreateAclsApi>(),
     route<DeleteAclsApi>(),

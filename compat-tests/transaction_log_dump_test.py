@@ -21,11 +21,11 @@ Per transactional id the decoded states, partitions, epochs and timeouts
 are checked against the sequence (producer id and epoch as DescribeTransactions
 showed them after InitProducerId), and then compared with what Kafka 4.1.1
 (kafka_harness) writes for the same sequence at the same feature level:
-formatted with transaction.version 0, as Runnel finalizes no
-transaction.version (Kafka's TransactionVersion: TV_0 writes
-TransactionLogValue version 0, TV_1 and up version 1 with the
-clientTransactionVersion tag; a default 4.1.1 format finalizes TV_2, whose
-clients also bump the epoch on every EndTxn). Every decoded value field,
+Kafka 4.1.1 formatted at its defaults, which finalize transaction.version 2
+as Runnel does (Kafka's TransactionVersion: TV_0 writes TransactionLogValue
+version 0, TV_1 and up version 1 with the clientTransactionVersion tag;
+librdkafka 2.0.2 speaks protocol v1, so its transactions keep their epoch
+at EndTxn on both brokers). Every decoded value field,
 the value's version and its tagged fields (clientTransactionVersion) too,
 equal except for the timestamps and the absolute producer ids (each
 broker's ids are numbered in order of appearance) and epochs (relative to
@@ -318,7 +318,7 @@ def main():
 
         def same_as_kafka():
             assert "runnel" in found, "Runnel's log was not decoded"
-            with kafka_harness.Kafka(sys.argv[2], OVERRIDES, features={"transaction.version": "0"}) as k:
+            with kafka_harness.Kafka(sys.argv[2], OVERRIDES) as k:
                 inits = run_sequence(k)
                 k.stop()
                 records = dump_transaction_log(classpath, k.log_dir)

@@ -157,7 +157,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
         std::min(HostedPartitions::kOpeningWaitBound, std::chrono::milliseconds(std::max(0, req.timeout_ms))));
 
   const bool verify = req.transactional_id.has_value();
-  const bool verify_transactions = verify && b.config().get_bool("transaction.partition.verification.enable");
+  const bool verify_transactions = verify && transaction::verification_on(b, v >= 12);
   const int64_t now_ms = runnel::Clock::system().wall_ms();
   // One entry per partition, in request order; the records stay in the
   // request frame (validation and the append read them there).
@@ -188,7 +188,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
         continue;
       }
       if (verify && received && received->is_transactional() &&
-          transaction::needs_verification(b, *e.partition, received->producer_id, received->producer_epoch))
+          transaction::needs_verification(b, *e.partition, received->producer_id, received->producer_epoch, v >= 12))
         to_verify[{received->producer_id, received->producer_epoch}].push_back(
             {entries.size() - 1, {topic.name, pd.index},
              e.partition->producers().start_verification(received->producer_id, now_ms)});
@@ -204,8 +204,9 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
   for (auto& [producer, pending] : to_verify) {
     std::set<storage::TopicPartition> partitions;
     for (const auto& pv : pending) partitions.insert(pv.tp);
+    // Transaction protocol v2 (Produce v12+): the coordinator adds them.
     auto answers = co_await transaction::verify_partitions(b, *req.transactional_id, producer.first, producer.second,
-                                                           std::move(partitions), v >= 11);
+                                                           std::move(partitions), v >= 11, v >= 12);
     for (const auto& pv : pending) {
       const ErrorCode error = answers[pv.tp];
       if (error == ErrorCode::none) {

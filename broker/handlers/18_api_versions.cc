@@ -1,8 +1,10 @@
 // ApiVersions (key 18): the versions of every API this broker serves.
 // The response header is always v0 (KIP-511); an unsupported ApiVersions
-// version is answered by the connection before any handler runs.
+// version is answered by the connection before any handler runs. v3+
+// report the features finalized (KIP-584).
 #include "broker/api_registry.h"
 #include "broker/handlers/handlers.h"
+#include "broker/transaction/transaction_version.h"
 #include "protocol/error_codes.h"
 
 namespace runnel::broker {
@@ -28,6 +30,20 @@ awaitable<p::ApiVersionsResponse> handle<p::ApiVersionsApi>(RequestContext& ctx,
     }
   }
   for (const ApiRoute& r : api_routes()) resp.api_keys.push_back({r.key, r.min_version, r.max_version, {}});
+  // KIP-584 features (v3+, tagged): transaction.version 2 is finalized, as
+  // on a new Kafka 4.x cluster, so clients that speak it use transaction
+  // protocol v2 (KIP-890 part 2). The epoch never changes: Runnel has no
+  // UpdateFeatures.
+  using transaction::TransactionVersion;
+  resp.supported_features.push_back({std::string(transaction::kTransactionVersionFeature),
+                                     transaction::feature_level(TransactionVersion::tv0),
+                                     transaction::feature_level(TransactionVersion::tv2),
+                                     {}});
+  resp.finalized_features_epoch = 0;
+  resp.finalized_features.push_back({std::string(transaction::kTransactionVersionFeature),
+                                     transaction::feature_level(transaction::kFinalizedTransactionVersion),
+                                     transaction::feature_level(transaction::kFinalizedTransactionVersion),
+                                     {}});
   co_return resp;
 }
 

@@ -6,7 +6,8 @@
 // request, the other partitions answering OPERATION_NOT_ATTEMPTED. Then the
 // coordinator adds them, with one error for all. v4+ are a broker's, a batch
 // of transactions under CLUSTER_ACTION: verify_only ones ask whether the
-// partitions are in the transaction (KIP-890 part 1), the others add them.
+// partitions are in the transaction (KIP-890 part 1), the others add them
+// for a client of transaction protocol v2 (KIP-890 part 2).
 // Clients older than the error get their older equivalent: v0-1
 // INVALID_PRODUCER_EPOCH for PRODUCER_FENCED, v0-3 INVALID_TXN_STATE for
 // TRANSACTION_ABORTABLE.
@@ -100,7 +101,10 @@ awaitable<p::AddPartitionsToTxnResponse> handle<p::AddPartitionsToTxnApi>(Reques
       });
       continue;
     }
-    ErrorCode e = co_await coordinator.add_partitions(txn.transactional_id, txn.producer_id, txn.producer_epoch, parts);
+    // A partition leader adding a Produce v12's or TxnOffsetCommit v5's
+    // partition for a client of transaction protocol v2.
+    ErrorCode e = co_await coordinator.add_partitions(txn.transactional_id, txn.producer_id, txn.producer_epoch, parts,
+                                                      transaction::TransactionVersion::tv2);
     r.topic_results = results(parts, [e](const auto&) { return e; });
   }
   co_return resp;

@@ -43,12 +43,15 @@ awaitable<ErrorCode> request_error(RequestContext& ctx, const p::TxnOffsetCommit
   if (req.group_id.empty()) co_return ErrorCode::invalid_group_id;
   auto part = b.replica_manager().get_partition(group::kOffsetsTopic,
                                                 PartitionId(b.groups().coordinator().partition_for(req.group_id)));
-  if (!part || !transaction::needs_verification(b, *part, req.producer_id, req.producer_epoch))
+  if (!part || !transaction::needs_verification(b, *part, req.producer_id, req.producer_epoch, ctx.api_version() >= 5))
     co_return ErrorCode::none;
   const storage::TopicPartition tp{std::string(group::kOffsetsTopic), part->index()};
   std::set<storage::TopicPartition> partitions{tp};
+  // v5 is transaction protocol v2: no AddOffsetsToTxn came first, and the
+  // coordinator adds the group's partition.
   auto answers = co_await transaction::verify_partitions(b, req.transactional_id, req.producer_id, req.producer_epoch,
-                                                         std::move(partitions), ctx.api_version() >= 4);
+                                                         std::move(partitions), ctx.api_version() >= 4,
+                                                         ctx.api_version() >= 5);
   const ErrorCode e = answers[tp];
   // As GroupCoordinatorService maps a failed verification.
   co_return e == ErrorCode::not_enough_replicas ? ErrorCode::coordinator_not_available : e;

@@ -38,9 +38,14 @@ Answers all(const Partitions& partitions, ErrorCode e) {
 
 // The coordinator's own answer, before passed_on.
 awaitable<Answers> ask(Broker& b, const std::string& transactional_id, int64_t producer_id, int16_t producer_epoch,
-                       const Partitions& partitions) {
+                       const Partitions& partitions, bool add) {
   const std::optional<NodeId> coordinator = b.transactions().coordinator_node(transactional_id);
   if (!coordinator) co_return all(partitions, ErrorCode::coordinator_not_available);
+  if (*coordinator == NodeId(b.node_id()) && add) {
+    ErrorCode e = co_await b.transactions().coordinator().add_partitions(transactional_id, producer_id, producer_epoch,
+                                                                         partitions, TransactionVersion::tv2);
+    co_return all(partitions, e);
+  }
   if (*coordinator == NodeId(b.node_id())) {
     auto v = b.transactions().coordinator().verify_partitions(transactional_id, producer_id, producer_epoch, partitions);
     if (v.error != ErrorCode::none) co_return all(partitions, v.error);
@@ -51,7 +56,7 @@ awaitable<Answers> ask(Broker& b, const std::string& transactional_id, int64_t p
   txn.transactional_id = transactional_id;
   txn.producer_id = producer_id;
   txn.producer_epoch = producer_epoch;
-  txn.verify_only = true;
+  txn.verify_only = !add;
   for (const auto& tp : partitions) {
     if (txn.topics.empty() || txn.topics.back().name != tp.topic) txn.topics.emplace_back().name = tp.topic;
     txn.topics.back().partitions.push_back(tp.partition);
@@ -79,16 +84,19 @@ awaitable<Answers> ask(Broker& b, const std::string& transactional_id, int64_t p
 
 }  // namespace
 
+bool verification_on(const Broker& broker, bool add) {
+  return add || broker.config().get_bool("transaction.partition.verification.enable");
+}
+
 bool needs_verification(const Broker& broker, const replication::Partition& part, int64_t producer_id,
-                        int16_t producer_epoch) {
-  return broker.config().get_bool("transaction.partition.verification.enable") &&
-         !part.producers().has_ongoing_txn(producer_id, producer_epoch);
+                        int16_t producer_epoch, bool add) {
+  return verification_on(broker, add) && !part.producers().has_ongoing_txn(producer_id, producer_epoch);
 }
 
 awaitable<Answers> verify_partitions(Broker& b, std::string transactional_id, int64_t producer_id,
                                      int16_t producer_epoch, Partitions partitions,
-                                     bool transaction_abortable_supported) {
-  Answers answers = co_await ask(b, transactional_id, producer_id, producer_epoch, partitions);
+                                     bool transaction_abortable_supported, bool add) {
+  Answers answers = co_await ask(b, transactional_id, producer_id, producer_epoch, partitions, add);
   for (auto& [tp, e] : answers) e = passed_on(e, transaction_abortable_supported);
   co_return answers;
 }

@@ -29,10 +29,12 @@ class Broker;
 namespace runnel::broker::transaction {
 
 // Whether the producer's transactional write to `part` must be verified:
-// verification is on and the producer has no transaction open there at
-// this epoch.
+// verification is on, or the client speaks transaction protocol v2 (`add`:
+// its partitions reach the transaction no other way), and the producer has
+// no transaction open there at this epoch.
+bool verification_on(const Broker& broker, bool add);
 bool needs_verification(const Broker& broker, const replication::Partition& part, int64_t producer_id,
-                        int16_t producer_epoch);
+                        int16_t producer_epoch, bool add = false);
 
 // Asks the coordinator about every partition at once: this broker's own,
 // or in a cluster the leader of the id's __transaction_state partition by
@@ -41,9 +43,11 @@ bool needs_verification(const Broker& broker, const replication::Partition& part
 // INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE as INVALID_TXN_STATE to a
 // client whose version predates it, and the retriable coordinator errors
 // (a coordinator not known or not reached too) as NOT_ENOUGH_REPLICAS,
-// which every client retries.
+// which every client retries. `add` (a client of transaction protocol v2,
+// KIP-890 part 2: Produce v12+, TxnOffsetCommit v5+) has the coordinator
+// add the partitions to the transaction, which the client did not.
 awaitable<std::map<storage::TopicPartition, protocol::ErrorCode>> verify_partitions(
     Broker& broker, std::string transactional_id, int64_t producer_id, int16_t producer_epoch,
-    std::set<storage::TopicPartition> partitions, bool transaction_abortable_supported);
+    std::set<storage::TopicPartition> partitions, bool transaction_abortable_supported, bool add = false);
 
 }  // namespace runnel::broker::transaction

@@ -206,8 +206,7 @@ awaitable<InitProducerIdResult> TransactionCoordinator::init_producer_id(std::st
       // returned; the client retries and gets a second bump (or a new id).
       auto fence = md->prepare_fence_producer_epoch();
       if (!fence) co_return init_error(fence.error().error);
-      ErrorCode e = co_await end_transaction_impl(transactional_id, fence->producer_id, fence->producer_epoch,
-                                                  false, false);
+      ErrorCode e = (co_await abort_fenced(transactional_id, md, fence.value())).error;
       co_return init_error(e == ErrorCode::none ? ErrorCode::concurrent_transactions : e);
     }
     if (md->state != S::empty && md->state != S::complete_commit && md->state != S::complete_abort)
@@ -239,7 +238,8 @@ awaitable<InitProducerIdResult> TransactionCoordinator::init_producer_id(std::st
 
 awaitable<ErrorCode> TransactionCoordinator::add_partitions(std::string transactional_id, int64_t producer_id,
                                                             int16_t producer_epoch,
-                                                            std::set<TopicPartition> partitions) {
+                                                            std::set<TopicPartition> partitions,
+                                                            TransactionVersion client_version) {
   if (transactional_id.empty()) co_return ErrorCode::invalid_request;
   Found f = get(transactional_id);
   if (f.error != ErrorCode::none) co_return f.error;
@@ -252,7 +252,7 @@ awaitable<ErrorCode> TransactionCoordinator::add_partitions(std::string transact
   if (md->state == S::ongoing && std::includes(md->topic_partitions.begin(), md->topic_partitions.end(),
                                                partitions.begin(), partitions.end()))
     co_return ErrorCode::none;
-  auto transit = md->prepare_add_partitions(partitions, clock_.wall_ms(), TransactionVersion::tv0);
+  auto transit = md->prepare_add_partitions(partitions, clock_.wall_ms(), client_version);
   if (!transit) co_return transit.error().error;
   co_return co_await append_transit(transactional_id, f.coordinator_epoch, md, transit.value());
 }
@@ -274,74 +274,222 @@ TransactionCoordinator::Verification TransactionCoordinator::verify_partitions(
   return v;
 }
 
-awaitable<ErrorCode> TransactionCoordinator::end_transaction(std::string transactional_id, int64_t producer_id,
-                                                             int16_t producer_epoch, bool commit) {
-  co_return co_await end_transaction_impl(std::move(transactional_id), producer_id, producer_epoch, commit, true);
+awaitable<TransactionCoordinator::EndTxnResult> TransactionCoordinator::end_transaction(
+    std::string transactional_id, int64_t producer_id, int16_t producer_epoch, bool commit,
+    TransactionVersion client_version) {
+  co_return co_await end_transaction_impl(std::move(transactional_id), producer_id, producer_epoch, commit, true,
+                                          client_version);
 }
+
+awaitable<TransactionCoordinator::EndTxnResult> TransactionCoordinator::end_transaction_impl(
+    std::string transactional_id, int64_t producer_id, int16_t producer_epoch, bool commit, bool from_client,
+    TransactionVersion client_version) {
+  if (supports_epoch_bump(client_version))
+    co_return co_await end_transaction_tv2(std::move(transactional_id), producer_id, producer_epoch, commit,
+                                           from_client);
+  co_return co_await end_transaction_tv1(std::move(transactional_id), producer_id, producer_epoch, commit,
+                                         from_client);
+}
+
+// Kafka aborts a fenced transaction in the cluster's transaction version
+// ("not from client, use server TV"). Under TV_2 the abort's own bump is
+// the fence: it is asked at the epoch before the fence and writes
+// PrepareAbort one above it, as Kafka 4.1.1 writes it; before TV_2 the
+// abort carries the fence's epoch.
+awaitable<TransactionCoordinator::EndTxnResult> TransactionCoordinator::abort_fenced(
+    std::string transactional_id, std::shared_ptr<TransactionMetadata> md, TxnTransitMetadata fence) {
+  const int16_t epoch = supports_epoch_bump(config_.level) ? md->producer_epoch : fence.producer_epoch;
+  co_return co_await end_transaction_impl(std::move(transactional_id), fence.producer_id, epoch, false, false,
+                                          config_.level);
+}
+
+namespace {
+
+ErrorCode invalid_transition(const std::string& transactional_id, TransactionState state, bool commit) {
+  RLOG_DEBUG("transactional id %s: EndTxn(%s) in state %s", transactional_id.c_str(), commit ? "commit" : "abort",
+             std::string(state_name(state)).c_str());
+  return ErrorCode::invalid_txn_state;
+}
+
+}  // namespace
 
 // endTransactionWithTV1: `from_client` false is the coordinator's own abort
 // (a fence by InitProducerId or a timeout), under the fenced epoch.
-awaitable<ErrorCode> TransactionCoordinator::end_transaction_impl(std::string transactional_id, int64_t producer_id,
-                                                                  int16_t producer_epoch, bool commit,
-                                                                  bool from_client) {
-  if (transactional_id.empty()) co_return ErrorCode::invalid_request;
+awaitable<TransactionCoordinator::EndTxnResult> TransactionCoordinator::end_transaction_tv1(
+    std::string transactional_id, int64_t producer_id, int16_t producer_epoch, bool commit, bool from_client) {
+  if (transactional_id.empty()) co_return EndTxnResult{ErrorCode::invalid_request};
   Found f = get(transactional_id);
-  if (f.error != ErrorCode::none) co_return f.error;
-  if (!f.metadata) co_return ErrorCode::invalid_producer_id_mapping;
+  if (f.error != ErrorCode::none) co_return EndTxnResult{f.error};
+  if (!f.metadata) co_return EndTxnResult{ErrorCode::invalid_producer_id_mapping};
   auto md = f.metadata;
-  const auto invalid_transition = [&] {
-    RLOG_DEBUG("transactional id %s: EndTxn(%s) in state %s", transactional_id.c_str(), commit ? "commit" : "abort",
-               std::string(state_name(md->state)).c_str());
-    return ErrorCode::invalid_txn_state;
-  };
-  if (md->producer_id != producer_id) co_return ErrorCode::invalid_producer_id_mapping;
+  const auto refused = [&] { return EndTxnResult{invalid_transition(transactional_id, md->state, commit)}; };
+  if (md->producer_id != producer_id) co_return EndTxnResult{ErrorCode::invalid_producer_id_mapping};
   if ((from_client && producer_epoch != md->producer_epoch) || producer_epoch < md->producer_epoch)
-    co_return ErrorCode::producer_fenced;
+    co_return EndTxnResult{ErrorCode::producer_fenced};
   if (md->pending_transition_in_progress() && md->pending_state != S::prepare_epoch_fence)
-    co_return ErrorCode::concurrent_transactions;
-  bool epoch_fence = false;
+    co_return EndTxnResult{ErrorCode::concurrent_transactions};
   switch (md->state) {
     case S::ongoing:
       break;
     case S::complete_commit:
-      co_return commit ? ErrorCode::none : invalid_transition();
+      co_return commit ? EndTxnResult{} : refused();
     case S::complete_abort:
-      co_return commit ? invalid_transition() : ErrorCode::none;
+      co_return commit ? refused() : EndTxnResult{};
     case S::prepare_commit:
-      co_return commit ? ErrorCode::concurrent_transactions : invalid_transition();
+      co_return commit ? EndTxnResult{ErrorCode::concurrent_transactions} : refused();
     case S::prepare_abort:
-      co_return commit ? invalid_transition() : ErrorCode::concurrent_transactions;
+      co_return commit ? refused() : EndTxnResult{ErrorCode::concurrent_transactions};
     case S::empty:
-      co_return invalid_transition();
+      co_return refused();
     default:
       RLOG_ERROR("transactional id %s found in state %s", transactional_id.c_str(),
                  std::string(state_name(md->state)).c_str());
-      co_return ErrorCode::unknown_server_error;
+      co_return EndTxnResult{ErrorCode::unknown_server_error};
   }
+  bool epoch_fence = false;
   if (!commit && md->pending_state == S::prepare_epoch_fence) {
-    // The fence's bump is taken here, with the abort that carries it.
     epoch_fence = true;
-    md->pending_state.reset();
-    md->producer_epoch = producer_epoch;
-    md->last_producer_epoch = kNoProducerEpoch;
+    take_fence_bump(*md, producer_epoch);
   }
   auto prepared = md->prepare_abort_or_commit(commit ? S::prepare_commit : S::prepare_abort, TransactionVersion::tv0,
                                               kNoProducerId, clock_.wall_ms(), false);
-  if (!prepared) co_return prepared.error().error;
-  const int32_t coordinator_epoch = f.coordinator_epoch;
-  ErrorCode e = co_await append_transit(transactional_id, coordinator_epoch, md, prepared.value());
-  if (e != ErrorCode::none) {
-    if (epoch_fence && still(transactional_id, coordinator_epoch, md)) md->has_failed_epoch_fence = true;
-    co_return e;
+  if (!prepared) co_return EndTxnResult{prepared.error().error};
+  EndTxnResult done =
+      co_await write_prepared(transactional_id, f.coordinator_epoch, md, prepared.value(), commit, epoch_fence);
+  // EndTxn before v5 names no producer.
+  co_return EndTxnResult{done.error};
+}
+
+// Kafka 4.1's endTransaction for TV_2: the epoch is bumped by every end
+// (prepare_abort_or_commit), so a retry names the epoch before the bump
+// and is told NONE once the transaction completed; an abort with nothing
+// open (Empty, or right after a completion) is written too, bumping the
+// epoch, so the client can always abort. An exhausted epoch moves the
+// producer to a new id at the completion (next_producer_id).
+awaitable<TransactionCoordinator::EndTxnResult> TransactionCoordinator::end_transaction_tv2(
+    std::string transactional_id, int64_t producer_id, int16_t producer_epoch, bool commit, bool from_client) {
+  if (transactional_id.empty()) co_return EndTxnResult{ErrorCode::invalid_request};
+  std::optional<int64_t> next_producer_id;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Found f = get(transactional_id);
+    if (f.error != ErrorCode::none) co_return EndTxnResult{f.error};
+    if (!f.metadata) co_return EndTxnResult{ErrorCode::invalid_producer_id_mapping};
+    auto md = f.metadata;
+    const auto refused = [&] { return EndTxnResult{invalid_transition(transactional_id, md->state, commit)}; };
+    const EndTxnResult unchanged{ErrorCode::none, md->producer_id, md->producer_epoch};
+    const bool epoch_fence = md->pending_state == S::prepare_epoch_fence;
+    // A retry of an end whose epoch overflowed into a new producer id, or
+    // of an end whose bumped epoch is stored.
+    const bool retry_on_overflow = !epoch_fence && md->prev_producer_id == producer_id &&
+                                   producer_epoch == INT16_MAX - 1 && md->producer_epoch == 0;
+    const bool retry_on_bump = !epoch_fence && md->producer_epoch == producer_epoch + 1;
+    bool valid_epoch = false;
+    if (epoch_fence) {
+      valid_epoch = (!from_client || producer_epoch == md->producer_epoch) && producer_epoch >= md->producer_epoch;
+    } else {
+      switch (md->state) {
+        case S::prepare_commit:
+        case S::prepare_abort:
+          valid_epoch = retry_on_bump;
+          break;
+        case S::complete_commit:
+        case S::complete_abort:
+          valid_epoch = retry_on_bump || retry_on_overflow || producer_epoch == md->producer_epoch;
+          break;
+        default:
+          valid_epoch = producer_epoch == md->producer_epoch;
+      }
+    }
+    const bool retry = retry_on_bump || retry_on_overflow;
+    if (md->producer_id != producer_id && !retry_on_overflow)
+      co_return EndTxnResult{ErrorCode::invalid_producer_id_mapping};
+    if (!valid_epoch) co_return EndTxnResult{ErrorCode::producer_fenced};
+    if (md->pending_transition_in_progress() && !epoch_fence)
+      co_return EndTxnResult{ErrorCode::concurrent_transactions};
+    // What the end writes, or the answer without a write.
+    std::optional<TransactionState> next;
+    bool no_partition_added = false;
+    switch (md->state) {
+      case S::ongoing:
+        next = commit ? S::prepare_commit : S::prepare_abort;
+        break;
+      case S::complete_commit:
+        if (commit) co_return retry ? unchanged : refused();
+        if (retry) co_return refused();
+        next = S::prepare_abort;
+        no_partition_added = true;
+        break;
+      case S::complete_abort:
+        if (!commit && retry) co_return unchanged;
+        if (commit) co_return refused();
+        next = S::prepare_abort;
+        no_partition_added = true;
+        break;
+      case S::prepare_commit:
+        co_return commit ? EndTxnResult{ErrorCode::concurrent_transactions} : refused();
+      case S::prepare_abort:
+        co_return commit ? refused() : EndTxnResult{ErrorCode::concurrent_transactions};
+      case S::empty:
+        if (commit) co_return refused();
+        next = S::prepare_abort;
+        no_partition_added = true;
+        break;
+      default:
+        RLOG_ERROR("transactional id %s found in state %s", transactional_id.c_str(),
+                   std::string(state_name(md->state)).c_str());
+        co_return EndTxnResult{ErrorCode::unknown_server_error};
+    }
+    // The bump exhausts the epoch: the completion moves to a new producer id,
+    // taken first (then everything is checked again).
+    if (!epoch_fence && md->is_producer_epoch_exhausted() && !next_producer_id) {
+      next_producer_id = co_await ids_.next();
+      if (!next_producer_id) co_return EndTxnResult{ErrorCode::coordinator_not_available};
+      continue;
+    }
+    if (*next == S::prepare_abort && epoch_fence) take_fence_bump(*md, producer_epoch);
+    const int64_t rotate_to = !epoch_fence && md->is_producer_epoch_exhausted() ? *next_producer_id : kNoProducerId;
+    auto prepared = md->prepare_abort_or_commit(*next, TransactionVersion::tv2, rotate_to, clock_.wall_ms(),
+                                                no_partition_added);
+    if (!prepared) co_return EndTxnResult{prepared.error().error};
+    co_return co_await write_prepared(transactional_id, f.coordinator_epoch, md, prepared.value(), commit,
+                                      epoch_fence);
   }
+  co_return EndTxnResult{ErrorCode::concurrent_transactions};
+}
+
+void TransactionCoordinator::take_fence_bump(TransactionMetadata& md, int16_t producer_epoch) {
+  // The fence's bump is taken here, with the abort that carries it.
+  md.pending_state.reset();
+  md.producer_epoch = producer_epoch;
+  md.last_producer_epoch = kNoProducerEpoch;
+}
+
+awaitable<TransactionCoordinator::EndTxnResult> TransactionCoordinator::write_prepared(
+    std::string transactional_id, int32_t coordinator_epoch, std::shared_ptr<TransactionMetadata> md,
+    TxnTransitMetadata prepared, bool commit, bool epoch_fence) {
+  ErrorCode e = co_await append_transit(transactional_id, coordinator_epoch, md, std::move(prepared));
+  if (e != ErrorCode::none) {
+    // The fence's bump was taken but its abort not written: the next fence must not bump again.
+    if (epoch_fence && still(transactional_id, coordinator_epoch, md)) md->has_failed_epoch_fence = true;
+    co_return EndTxnResult{e};
+  }
+  co_return co_await prepared_then_markers(transactional_id, coordinator_epoch, md, commit);
+}
+
+awaitable<TransactionCoordinator::EndTxnResult> TransactionCoordinator::prepared_then_markers(
+    const std::string& transactional_id, int32_t coordinator_epoch, std::shared_ptr<TransactionMetadata> md,
+    bool commit) {
   // Written: the client is answered now, the markers follow.
-  if (!still(transactional_id, coordinator_epoch, md)) co_return ErrorCode::not_coordinator;
-  if (md->pending_transition_in_progress()) co_return ErrorCode::concurrent_transactions;
+  if (!still(transactional_id, coordinator_epoch, md)) co_return EndTxnResult{ErrorCode::not_coordinator};
+  if (md->pending_transition_in_progress()) co_return EndTxnResult{ErrorCode::concurrent_transactions};
+  if (md->state != (commit ? S::prepare_commit : S::prepare_abort))
+    co_return EndTxnResult{invalid_transition(transactional_id, md->state, commit)};
   std::set<TopicPartition> parts = md->topic_partitions;
   auto complete = md->prepare_complete(clock_.wall_ms());
-  if (!complete) co_return complete.error().error;
+  if (!complete) co_return EndTxnResult{complete.error().error};
+  const EndTxnResult answer{ErrorCode::none, md->producer_id, md->producer_epoch};
   send_markers(transactional_id, coordinator_epoch, md, std::move(parts), commit, complete.value());
-  co_return ErrorCode::none;
+  co_return answer;
 }
 
 void TransactionCoordinator::send_markers(std::string transactional_id, int32_t coordinator_epoch,
@@ -433,7 +581,7 @@ void TransactionCoordinator::abort_timed_out_transactions() {
 awaitable<void> TransactionCoordinator::abort_timed_out(std::string transactional_id, int32_t coordinator_epoch,
                                                         std::shared_ptr<TransactionMetadata> md,
                                                         TxnTransitMetadata fence) {
-  ErrorCode e = co_await end_transaction_impl(transactional_id, fence.producer_id, fence.producer_epoch, false, false);
+  ErrorCode e = (co_await abort_fenced(transactional_id, md, fence)).error;
   if (e != ErrorCode::none) {
     RLOG_WARN("transactional id %s: aborting the timed-out transaction failed with error %d",
               transactional_id.c_str(), protocol::code(e));

@@ -16,9 +16,12 @@
 // In a cluster a broker owns the partitions it leads (TransactionService::
 // leadership_changed), and ids of the others answer NOT_COORDINATOR.
 //
-// Speaks the transaction protocol of TV_0 and TV_1 (Kafka before KIP-890 part
-// 2): the cluster finalizes no transaction.version, so clients add partitions
-// with AddPartitionsToTxn and EndTxn keeps the epoch.
+// Speaks the transaction protocol of each transaction's client: TV_0 and
+// TV_1 (clients add partitions with AddPartitionsToTxn, EndTxn keeps the
+// epoch) and TV_2 (KIP-890 part 2: partition leaders add them for Produce
+// v12 and TxnOffsetCommit v5, and every EndTxn v5 bumps the epoch, so a late
+// write of an ended transaction is fenced). `level` is the cluster's
+// finalized transaction.version, which decides the log's value version.
 //
 // The I/O is behind three interfaces so the unit tests drive it in memory:
 // the log, the marker channel and the producer id source.
@@ -112,9 +115,12 @@ class TransactionCoordinator {
   awaitable<InitProducerIdResult> init_producer_id(std::string transactional_id, int32_t txn_timeout_ms,
                                                    std::optional<ProducerIdAndEpoch> expected);
   // AddPartitionsToTxn (and AddOffsetsToTxn with the group's offsets
-  // partition): one error for all the partitions.
+  // partition): one error for all the partitions. `client_version` TV_2 is
+  // a partition leader adding a Produce v12's or a TxnOffsetCommit v5's
+  // partition for the client (KIP-890 part 2); the transaction keeps it.
   awaitable<ErrorCode> add_partitions(std::string transactional_id, int64_t producer_id, int16_t producer_epoch,
-                                      std::set<TopicPartition> partitions);
+                                      std::set<TopicPartition> partitions,
+                                      TransactionVersion client_version = TransactionVersion::tv0);
   // AddPartitionsToTxn v4+ verify_only, and a partition leader checking a
   // transactional Produce: the error per partition (TRANSACTION_ABORTABLE
   // for one not in the transaction), or one error for all.
@@ -124,8 +130,15 @@ class TransactionCoordinator {
   };
   Verification verify_partitions(const std::string& transactional_id, int64_t producer_id, int16_t producer_epoch,
                                  const std::set<TopicPartition>& partitions) const;
-  awaitable<ErrorCode> end_transaction(std::string transactional_id, int64_t producer_id, int16_t producer_epoch,
-                                       bool commit);
+  // EndTxn. Under TV_2 (EndTxn v5) every end bumps the producer epoch, and
+  // the answer names the producer id and epoch the client goes on with.
+  struct EndTxnResult {
+    ErrorCode error = ErrorCode::none;
+    int64_t producer_id = kNoProducerId;
+    int16_t producer_epoch = kNoProducerEpoch;
+  };
+  awaitable<EndTxnResult> end_transaction(std::string transactional_id, int64_t producer_id, int16_t producer_epoch,
+                                          bool commit, TransactionVersion client_version = TransactionVersion::tv0);
 
   // transaction.abort.timed.out.transaction.cleanup.interval.ms: fences and
   // aborts every transaction open longer than its timeout.
@@ -166,8 +179,28 @@ class TransactionCoordinator {
   awaitable<ErrorCode> append_transit(std::string transactional_id, int32_t coordinator_epoch,
                                       std::shared_ptr<TransactionMetadata> md, TxnTransitMetadata transit,
                                       bool keep_pending_on_retry = false);
-  awaitable<ErrorCode> end_transaction_impl(std::string transactional_id, int64_t producer_id,
-                                            int16_t producer_epoch, bool commit, bool from_client);
+  // endTransaction: the client's EndTxn (`from_client`) or the
+  // coordinator's own abort (a fence by InitProducerId, a timeout) in the
+  // transaction's client version.
+  awaitable<EndTxnResult> end_transaction_impl(std::string transactional_id, int64_t producer_id,
+                                               int16_t producer_epoch, bool commit, bool from_client,
+                                               TransactionVersion client_version);
+  awaitable<EndTxnResult> end_transaction_tv1(std::string transactional_id, int64_t producer_id,
+                                              int16_t producer_epoch, bool commit, bool from_client);
+  awaitable<EndTxnResult> end_transaction_tv2(std::string transactional_id, int64_t producer_id,
+                                              int16_t producer_epoch, bool commit, bool from_client);
+  // The abort of a transaction whose producer `fence` fenced (InitProducerId, a timeout).
+  awaitable<EndTxnResult> abort_fenced(std::string transactional_id, std::shared_ptr<TransactionMetadata> md,
+                                       TxnTransitMetadata fence);
+  // An epoch fence's pending bump, taken by the abort that carries it.
+  static void take_fence_bump(TransactionMetadata& md, int16_t producer_epoch);
+  // Writes an EndTxn's Prepare* transit, then prepared_then_markers.
+  awaitable<EndTxnResult> write_prepared(std::string transactional_id, int32_t coordinator_epoch,
+                                         std::shared_ptr<TransactionMetadata> md, TxnTransitMetadata prepared,
+                                         bool commit, bool epoch_fence);
+  // After a Prepare* is written: answers the client, sends the markers.
+  awaitable<EndTxnResult> prepared_then_markers(const std::string& transactional_id, int32_t coordinator_epoch,
+                                                std::shared_ptr<TransactionMetadata> md, bool commit);
   // The markers of a transaction in PrepareCommit/PrepareAbort whose
   // completion is prepared (`complete`), then the completion's write.
   void send_markers(std::string transactional_id, int32_t coordinator_epoch, std::shared_ptr<TransactionMetadata> md,

@@ -88,6 +88,8 @@ struct Fixture {
     CoordinatorConfig c;
     c.state_partitions = 1;
     c.marker_retry_backoff_ms = 1;
+    // As TransactionService: values at version 1, any client's protocol.
+    c.level = kFinalizedTransactionVersion;
     return c;
   }
   Fixture() {
@@ -114,7 +116,14 @@ struct Fixture {
     return run(coordinator.add_partitions(id, pid, epoch, std::move(parts)));
   }
   ErrorCode end(const std::string& id, int64_t pid, int16_t epoch, bool commit) {
-    return run(coordinator.end_transaction(id, pid, epoch, commit));
+    return run(coordinator.end_transaction(id, pid, epoch, commit)).error;
+  }
+  // Transaction protocol v2: the partition leader's add, EndTxn v5.
+  ErrorCode add_v2(const std::string& id, int64_t pid, int16_t epoch, std::set<TopicPartition> parts) {
+    return run(coordinator.add_partitions(id, pid, epoch, std::move(parts), TransactionVersion::tv2));
+  }
+  TransactionCoordinator::EndTxnResult end_v2(const std::string& id, int64_t pid, int16_t epoch, bool commit) {
+    return run(coordinator.end_transaction(id, pid, epoch, commit, TransactionVersion::tv2));
   }
   const TransactionMetadata& md(const std::string& id) { return *coordinator.find(id).metadata; }
 };
@@ -306,4 +315,85 @@ TEST_CASE("a loaded log restores the ids and finishes a transaction found prepar
   CHECK(g.md("t").state == S::complete_commit);
   CHECK(g.md("t").producer_id == p.producer_id);
   CHECK(g.md("t").producer_epoch == p.producer_epoch);
+}
+
+// KIP-890 part 2: every EndTxn v5 bumps the epoch, the markers carry the
+// bumped epoch and transaction version 2, and the answer names it; a retry
+// names the epoch before the bump.
+TEST_CASE("transaction protocol v2 bumps the epoch at every end and recognises retries",
+          "[transaction][txncoordinator]") {
+  Fixture f;
+  auto p = f.init("t");
+  REQUIRE(f.add_v2("t", p.producer_id, p.producer_epoch, {{"a", 0}, {"b", 1}}) == ErrorCode::none);
+  CHECK(f.md("t").client_transaction_version == TransactionVersion::tv2);
+  auto ended = f.end_v2("t", p.producer_id, p.producer_epoch, true);
+  CHECK(ended.error == ErrorCode::none);
+  CHECK((ended.producer_id == p.producer_id && ended.producer_epoch == p.producer_epoch + 1));
+  f.drain();
+  REQUIRE(f.markers.written.size() == 2);
+  for (const auto& m : f.markers.written) {
+    CHECK(m.marker.commit);
+    CHECK(m.marker.producer_epoch == p.producer_epoch + 1);
+    CHECK(m.marker.transaction_version == 2);
+  }
+  CHECK(f.md("t").state == S::complete_commit);
+  CHECK(f.md("t").producer_epoch == p.producer_epoch + 1);
+  CHECK(f.md("t").last_producer_epoch == p.producer_epoch);
+
+  // The commit retried under the old epoch: NONE with the new epoch; as an
+  // abort it is invalid; any older epoch is fenced.
+  auto retried = f.end_v2("t", p.producer_id, p.producer_epoch, true);
+  CHECK((retried.error == ErrorCode::none && retried.producer_epoch == p.producer_epoch + 1));
+  CHECK(f.end_v2("t", p.producer_id, p.producer_epoch, false).error == ErrorCode::invalid_txn_state);
+  CHECK(f.end_v2("t", p.producer_id, p.producer_epoch - 1, true).error == ErrorCode::producer_fenced);
+  // The old epoch can no longer add partitions.
+  CHECK(f.add_v2("t", p.producer_id, p.producer_epoch, {{"a", 0}}) == ErrorCode::producer_fenced);
+
+  // A commit at the new epoch with nothing open is invalid, an abort is
+  // written (and bumps again) although it has no partition to mark.
+  const int16_t e1 = static_cast<int16_t>(p.producer_epoch + 1);
+  CHECK(f.end_v2("t", p.producer_id, e1, true).error == ErrorCode::invalid_txn_state);
+  const size_t markers_before = f.markers.written.size();
+  auto aborted = f.end_v2("t", p.producer_id, e1, false);
+  CHECK((aborted.error == ErrorCode::none && aborted.producer_epoch == e1 + 1));
+  f.drain();
+  CHECK(f.md("t").state == S::complete_abort);
+  CHECK(f.markers.written.size() == markers_before);
+
+  // The next transaction at the newest epoch: added, aborted, marked at +1.
+  const int16_t e2 = static_cast<int16_t>(e1 + 1);
+  REQUIRE(f.add_v2("t", p.producer_id, e2, {{"a", 0}}) == ErrorCode::none);
+  auto third = f.end_v2("t", p.producer_id, e2, false);
+  CHECK((third.error == ErrorCode::none && third.producer_epoch == e2 + 1));
+  f.drain();
+  REQUIRE(f.markers.written.size() == markers_before + 1);
+  CHECK_FALSE(f.markers.written.back().marker.commit);
+  CHECK(f.markers.written.back().marker.producer_epoch == e2 + 1);
+  // Its retry is answered NONE.
+  CHECK(f.end_v2("t", p.producer_id, e2, false).error == ErrorCode::none);
+}
+
+TEST_CASE("a transaction timed out is aborted in the cluster's transaction version, one epoch up",
+          "[transaction][txncoordinator]") {
+  Fixture f;
+  auto p = f.init("t");
+  REQUIRE(f.add_v2("t", p.producer_id, p.producer_epoch, {{"a", 0}}) == ErrorCode::none);
+  f.clock.advance(60001);
+  f.coordinator.abort_timed_out_transactions();
+  f.drain();
+  CHECK(f.md("t").state == S::complete_abort);
+  REQUIRE(f.markers.written.size() == 1);
+  CHECK_FALSE(f.markers.written[0].marker.commit);
+  // Under TV_2 the abort's bump is the fence (Kafka 4.1.1 writes
+  // PrepareAbort one above the producer's epoch), marked in version 2.
+  CHECK(f.markers.written[0].marker.producer_epoch == p.producer_epoch + 1);
+  CHECK(f.markers.written[0].marker.transaction_version == 2);
+  CHECK(f.md("t").producer_epoch == p.producer_epoch + 1);
+  CHECK(f.md("t").client_transaction_version == TransactionVersion::tv2);
+  // The producer's commit afterwards looks like a retry of the abort's
+  // bump, and a commit after an abort is INVALID_TXN_STATE, as Kafka's
+  // table answers (a fatal error to the client either way); two epochs
+  // back it is fenced.
+  CHECK(f.end_v2("t", p.producer_id, p.producer_epoch, true).error == ErrorCode::invalid_txn_state);
+  CHECK(f.end_v2("t", p.producer_id, p.producer_epoch - 1, true).error == ErrorCode::producer_fenced);
 }

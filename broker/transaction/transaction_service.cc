@@ -21,6 +21,7 @@ CoordinatorConfig coordinator_config(const BrokerConfig& c, int32_t partitions) 
   cc.state_partitions = partitions;
   cc.max_timeout_ms = c.get_int("transaction.max.timeout.ms");
   cc.id_expiration_ms = c.get_int("transactional.id.expiration.ms");
+  cc.level = kFinalizedTransactionVersion;
   return cc;
 }
 

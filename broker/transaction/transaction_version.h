@@ -18,6 +18,12 @@ namespace runnel::broker::transaction {
 
 enum class TransactionVersion : int16_t { tv0 = 0, tv1 = 1, tv2 = 2 };
 
+inline constexpr const char* kTransactionVersionFeature = "transaction.version";
+// What ApiVersions reports finalized, as a Kafka 4.x cluster formatted at
+// its defaults: clients may speak transaction protocol v2, and the
+// coordinator writes __transaction_state values at version 1.
+inline constexpr TransactionVersion kFinalizedTransactionVersion = TransactionVersion::tv2;
+
 inline int16_t feature_level(TransactionVersion v) { return static_cast<int16_t>(v); }
 
 // Kafka's Feature.TRANSACTION_VERSION.fromFeatureLevel: only the known levels.
