@@ -1,8 +1,12 @@
 #!/usr/bin/python3
 """Exactly-once read-process-write on one broker, with crashes (issue 16).
 
-An application built the way librdkafka's exactly-once example is (Debian's
-confluent-kafka, librdkafka 2.0.2) copies an input topic to an output topic:
+An application copies an input topic to an output topic, in one of three
+clients (--copier): built the way librdkafka's exactly-once example is
+(Debian's confluent-kafka, librdkafka 2.0.2: the default, below); the Java
+client's loop as Kafka's EOS examples write it (kafka-clients 4.1.1, speaking
+transaction protocol v2: compat-tests/streams/.../EosCopier.java); franz-go's
+GroupTransactSession (compat-tests/franz-go-copier). The librdkafka one:
 it consumes as a member of a group (read_committed, no auto-commit, a static
 group.instance.id so a restarted instance takes its place at once), and for
 each batch begins a transaction, produces one output record per input
@@ -20,9 +24,10 @@ a read_committed reader must find every input record's output exactly once,
 none missing, none twice; a read_uncommitted one at least as many (aborted
 copies included).
 
-usage: exactly_once_kill_test.py <path to runnel>
+usage: exactly_once_kill_test.py <path to runnel> [--copier librdkafka|java|franz-go --cache DIR]
        exactly_once_kill_test.py --app <bootstrap> <input> <output> <group>   (the application)
 """
+import argparse
 import os
 import random
 import signal
@@ -112,10 +117,25 @@ def read_values(broker, topic, isolation, expect):
     return [v for p in range(PARTITIONS) for v in by_partition[p]]
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def copier_command(kind, cache):
+    """The copier's command line before its BOOTSTRAP INPUT OUTPUT GROUP; each
+    execs its process, so the pid SIGKILLed is the application's."""
+    if kind == "java":
+        return [os.path.join(HERE, "streams", "run"), "--cache", cache, "--copier"]
+    if kind == "franz-go":
+        return [os.path.join(HERE, "franz-go-copier", "run"), "--cache", cache]
+    return [sys.executable, os.path.abspath(__file__), "--app"]
+
+
 class Copier:
+    command = copier_command("librdkafka", None)
+
     def __init__(self, broker, source, sink, group, log):
-        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--app", broker.bootstrap,
-                                      source, sink, group], stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        self.proc = subprocess.Popen(self.command + [broker.bootstrap, source, sink, group],
+                                     stdin=subprocess.DEVNULL, stdout=log, stderr=log)
 
     def kill9(self):
         if self.proc.poll() is None:
@@ -129,6 +149,25 @@ class Copier:
                 self.proc.wait(30)
             except subprocess.TimeoutExpired:
                 self.kill9()
+
+
+def committed_total(broker, group, source):
+    try:
+        return sum(max(o, 0) for o in committed_offsets(broker, group, source))
+    except KafkaException:
+        return -1
+
+
+def wait_progress(broker, group, source, beyond, timeout=60.0):
+    """Until the group's committed offsets pass `beyond` (or the end): a
+    crash then lands in a copier that is working, not one still starting (a
+    JVM takes seconds). Bounded; the committed total."""
+    deadline = time.monotonic() + timeout
+    done = committed_total(broker, group, source)
+    while done <= beyond and done < RECORDS and time.monotonic() < deadline:
+        time.sleep(0.1)
+        done = committed_total(broker, group, source)
+    return done
 
 
 def exactly_once_through_crashes(broker):
@@ -149,13 +188,12 @@ def exactly_once_through_crashes(broker):
     copier = Copier(broker, source, sink, group, log)
     crashes = []
     try:
+        done = 0
         for _ in range(ROUNDS):
-            time.sleep(rnd.uniform(0.2, 1.5))
+            wait_progress(broker, group, source, done)
+            time.sleep(rnd.uniform(0.1, 0.8))
             what = rnd.choice(["app", "app", "broker"])
-            try:
-                done = sum(max(o, 0) for o in committed_offsets(broker, group, source))
-            except KafkaException:
-                done = -1
+            done = committed_total(broker, group, source)
             crashes.append("%s at %d" % (what, done))
             if what == "app":
                 copier.kill9()
@@ -206,9 +244,20 @@ def main():
     if len(sys.argv) == 6 and sys.argv[1] == "--app":
         app(*sys.argv[2:])
         return
-    with Runnel(binary=sys.argv[1], overrides=OVERRIDES) as broker:
-        rc = run_tests([("each input's output exactly once through application and broker SIGKILLs",
-                         lambda: exactly_once_through_crashes(broker))], broker)
+    ap = argparse.ArgumentParser()
+    ap.add_argument("runnel")
+    ap.add_argument("--copier", choices=["librdkafka", "java", "franz-go"], default="librdkafka")
+    ap.add_argument("--cache", help="where the java and franz-go copiers are built")
+    args = ap.parse_args()
+    if args.copier != "librdkafka":
+        if not args.cache:
+            ap.error("--copier %s needs --cache" % args.copier)
+        # Built before the broker starts, so no build lands inside a round.
+        subprocess.run(copier_command(args.copier, args.cache) + ["--build-only"], check=True)
+    Copier.command = copier_command(args.copier, args.cache)
+    with Runnel(binary=args.runnel, overrides=OVERRIDES) as broker:
+        rc = run_tests([("%s: each input's output exactly once through application and broker SIGKILLs"
+                         % args.copier, lambda: exactly_once_through_crashes(broker))], broker)
     sys.exit(rc)
 
 
