@@ -24,16 +24,20 @@
 // transaction (its producer's .txnindex entry spans the batch: the log's
 // collect_aborted_txns over the range, whose markers may lie past it) is no
 // key's latest record and its records go, as Kafka's
-// cleaner discards them. Control batches stay as they are (Kafka removes a
-// marker once its transaction's data is gone and its delete horizon passed;
-// keeping it is safe, only not as small). A batch losing nothing is copied byte for byte; one losing
+// cleaner discards them. A transaction marker goes as Kafka's cleaner lets
+// it go, in two steps: once no batch of its transaction is left before it
+// (CleanedTransactions: none since its producer's previous marker, over the
+// whole pass, which reads from the log's first segment), the pass writing it
+// sets its delete horizon; a pass after the horizon removes it, and its
+// .txnindex entry with it. A marker that would end its group's output stays.
+// A batch losing nothing is copied byte for byte; one losing
 // records is rebuilt with the same baseOffset, lastOffsetDelta, leader
 // epoch, producer fields, flags and codec, so offsets never change; one
 // losing every record goes, except the group's last batch, which stays as an
 // empty batch so that the output covers the group's whole offset range (the
 // loader relies on that to finish a swap).
 // Aborted transactions: the output's .txnindex holds every entry of the
-// segments it replaces (no aborted data is dropped yet, so all stay valid).
+// segments it replaces but those whose ABORT marker went.
 // 3) The swap, crash-safe like Kafka's replaceSegments: write
 // <base>.log.cleaned (and <base>.txnindex.cleaned if there are entries) and
 // fsync them; rename the .txnindex then the .log to .swap and fsync the dir
@@ -58,9 +62,11 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "protocol/records/batch_builder.h"
 #include "protocol/records/batch_reader.h"
+#include "protocol/records/control_record.h"
 #include "storage/log.h"
 
 namespace runnel::storage {
@@ -116,6 +122,44 @@ class AbortedBatches {
   std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> by_producer_;
 };
 
+// Kafka's CleanedTransactionMetadata, for the markers: whether a marker's
+// transaction still has a batch in the log before it. Batches are fed in
+// offset order from the log's first segment, so every batch of a
+// transaction is seen before its marker; a marker closes its producer's
+// transaction, committed or aborted alike.
+class CleanedTransactions {
+ public:
+  void on_data_batch(const BatchHeader& h) {
+    if (h.is_transactional() && h.producer_id >= 0) open_.insert(h.producer_id);
+  }
+  // Whether the marker may go (once its delete horizon has passed).
+  bool on_marker(const BatchHeader& h) { return h.producer_id >= 0 && open_.erase(h.producer_id) == 0; }
+
+ private:
+  std::unordered_set<int64_t> open_;  // producers with a batch seen since their last marker
+};
+
+// A marker with its delete horizon set: its records' timestamps kept, the
+// horizon in baseTimestamp (attribute bit 6), as Kafka's filterTo rewrites it.
+Result<protocol::Bytes> with_delete_horizon(const BatchHeader& h, ByteView batch_bytes, int64_t horizon,
+                                            size_t max_decompressed_bytes) {
+  rec::BatchRecordReader reader(batch_bytes, max_decompressed_bytes);
+  std::vector<rec::Record> records;
+  rec::Record r;
+  while (reader.next(r)) {
+    r.timestamp_delta = h.base_timestamp + r.timestamp_delta - horizon;
+    records.push_back(r);
+  }
+  if (!reader.status().ok() || records.empty()) return StorageErrc::corrupt_record;
+  rec::BatchSpec spec = spec_like(h);
+  spec.control = true;
+  spec.base_timestamp = horizon;
+  spec.max_timestamp = h.max_timestamp;
+  protocol::Bytes batch = rec::build_batch(spec, records);
+  set_delete_horizon_bit(batch);
+  return batch;
+}
+
 }  // namespace
 
 // A segment below the active one as the pass found it. Inactive segments
@@ -148,12 +192,14 @@ struct GroupOutput {
   int64_t bytes_in = 0;
   int64_t bytes_out = 0;
   int64_t records_removed = 0;
+  std::vector<int64_t> removed_markers;  // offsets of the markers that went
 };
 
 // Writes the cleaned form of `segments` (consecutive, inactive) to `out_path`, fsynced.
 Result<GroupOutput> rewrite_group(std::span<const SegmentSnapshot> segments, const KeyMap& map,
-                                  const AbortedBatches& aborted, int64_t now, const LogConfig& config,
-                                  const CleanerOptions& options, const fs::path& out_path) {
+                                  const AbortedBatches& aborted, CleanedTransactions& txns, int64_t now,
+                                  const LogConfig& config, const CleanerOptions& options,
+                                  const fs::path& out_path) {
   auto out = FileHandle::open(out_path, O_RDWR | O_CREAT | O_TRUNC);
   if (!out) return out.error();
   GroupOutput stats;
@@ -169,11 +215,28 @@ Result<GroupOutput> rewrite_group(std::span<const SegmentSnapshot> segments, con
     return buf.size() >= (1 << 20) ? write_buf() : std::error_code();
   };
   std::optional<BatchHeader> dropped_last;  // the latest batch, if it lost every record
+  std::optional<protocol::Bytes> removed_marker;  // the latest batch, if a marker that went
   auto clean_batch = [&](const BatchHeader& h, ByteView batch_bytes, bool&) -> std::error_code {
+    removed_marker.reset();  // a batch after it: the marker's removal stands
     if (h.is_control()) {
       dropped_last.reset();
-      return emit(batch_bytes);
+      bool horizon_set = h.attributes & rec::kDeleteHorizonBit;
+      // Other control batches (none in a data partition today) stay as they are.
+      if (!rec::read_end_txn_marker(batch_bytes, h) || !txns.on_marker(h)) return emit(batch_bytes);
+      if (horizon_set && h.base_timestamp <= now) {
+        // Gone, unless it ends the group's output (then it stays as it is).
+        removed_marker.emplace(batch_bytes.begin(), batch_bytes.end());
+        stats.removed_markers.push_back(h.base_offset);
+        ++stats.records_removed;
+        return {};
+      }
+      if (horizon_set) return emit(batch_bytes);
+      auto marked = with_delete_horizon(h, batch_bytes, now + config.delete_retention_ms,
+                                        options.max_decompressed_bytes);
+      if (!marked) return marked.error();
+      return emit(*marked);
     }
+    txns.on_data_batch(h);
     const bool discard = aborted.contains(h);
     rec::BatchRecordReader reader(batch_bytes, options.max_decompressed_bytes);
     bool horizon_set = h.attributes & rec::kDeleteHorizonBit;
@@ -224,6 +287,12 @@ Result<GroupOutput> rewrite_group(std::span<const SegmentSnapshot> segments, con
     stats.bytes_in += s.size;
     if (auto ec = scan_batches(s, clean_batch)) return ec;
   }
+  if (removed_marker) {
+    // The group's last batch: it stays, so that the output covers the group's offsets.
+    stats.removed_markers.pop_back();
+    --stats.records_removed;
+    if (auto ec = emit(*removed_marker)) return ec;
+  }
   if (dropped_last) {
     // Kafka's empty batch (DefaultRecordBatch.writeEmptyHeader): offsets and producer fields only.
     rec::BatchSpec spec = spec_like(*dropped_last);
@@ -272,10 +341,15 @@ Result<int64_t> build_offset_map(std::span<const SegmentSnapshot> segments, int6
 }
 
 // The .txnindex of the group's output: every entry of the segments it
-// replaces, in order. No file when there are none, as for any segment.
-std::error_code write_cleaned_txn_index(std::span<const SegmentSnapshot> segments, const fs::path& path) {
+// replaces, in order, but those whose marker went. No file when there are
+// none, as for any segment.
+std::error_code write_cleaned_txn_index(std::span<const SegmentSnapshot> segments,
+                                        const std::vector<int64_t>& removed_markers, const fs::path& path) {
   std::vector<AbortedTxn> entries;
-  for (const SegmentSnapshot& s : segments) entries.insert(entries.end(), s.aborted_txns.begin(), s.aborted_txns.end());
+  for (const SegmentSnapshot& s : segments)
+    for (const AbortedTxn& t : s.aborted_txns)
+      if (std::find(removed_markers.begin(), removed_markers.end(), t.last_offset) == removed_markers.end())
+        entries.push_back(t);
   if (entries.empty()) return remove_if_exists(path);
   return TransactionIndex::write_file(path, entries);
 }
@@ -385,6 +459,7 @@ Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool fo
   size_t n_clean = 0;
   while (n_clean < snapshot.size() && snapshot[n_clean].base_offset < end) ++n_clean;
   result.end_offset = end;
+  CleanedTransactions txns;  // over every group, from the log's first segment
   for (size_t first = 0; first < n_clean;) {
     size_t last = first + 1;
     int64_t group_bytes = snapshot[first].size;
@@ -404,8 +479,8 @@ Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool fo
     fs::path cleaned = with_suffix(Segment::log_path(dir_, base), Segment::kCleanedSuffix);
     fs::path txn_cleaned = with_suffix(Segment::txn_index_path(dir_, base), Segment::kCleanedSuffix);
     auto group = std::span<const SegmentSnapshot>(snapshot).subspan(first, count);
-    auto out = rewrite_group(group, map, aborted, t, config, options, cleaned);
-    std::error_code txn_ec = out ? write_cleaned_txn_index(group, txn_cleaned) : std::error_code();
+    auto out = rewrite_group(group, map, aborted, txns, t, config, options, cleaned);
+    std::error_code txn_ec = out ? write_cleaned_txn_index(group, out->removed_markers, txn_cleaned) : std::error_code();
     if (!out || txn_ec) {
       (void)remove_if_exists(cleaned);
       (void)remove_if_exists(txn_cleaned);

@@ -594,3 +594,103 @@ TEST_CASE("compaction stops at the first offset of an undecided transaction", "[
   REQUIRE(f.log->clean(f.clock.now(), {}, /*force=*/true)->cleaned);
   REQUIRE(offsets(dump(*f.log)) == std::vector<int64_t>{1, 2, 3, 4});
 }
+
+namespace {
+
+std::vector<rec::BatchHeader> controls_of(Log& log) {
+  std::vector<rec::BatchHeader> headers, controls;
+  (void)dump(log, &headers);
+  for (const auto& h : headers)
+    if (h.is_control()) controls.push_back(h);
+  return controls;
+}
+
+}  // namespace
+
+// Kafka's cleaner lets a marker go once no batch of its transaction is left
+// (CleanedTransactionMetadata), and only after a delete horizon of
+// delete.retention.ms set by the pass that first found it so, as for tombstones.
+TEST_CASE("a marker goes once its transaction's batches are gone and its delete horizon has passed",
+          "[storage][cleaner]") {
+  Fixture f;  // delete.retention.ms = 1000
+  REQUIRE(append(*f.log, txn_batch({{"k1", "aborted"}}, 5)));  // 0
+  REQUIRE(append(*f.log, txn_marker(5, false)));              // 1
+  REQUIRE_FALSE(f.log->append_aborted_txn({5, 0, 1, 0}));
+  REQUIRE(append(*f.log, txn_batch({{"k2", "old"}}, 6)));     // 2
+  REQUIRE(append(*f.log, txn_marker(6, true)));               // 3
+  REQUIRE(append(*f.log, txn_batch({{"k3", "kept"}}, 7)));    // 4
+  REQUIRE(append(*f.log, txn_marker(7, true)));               // 5
+  f.add({{"k2", "new"}});                                     // 6: supersedes k2=old
+  f.add({{"k7", "end"}});                                     // 7: ends the group
+  REQUIRE_FALSE(f.log->roll());
+  f.add({{"k9", "z"}});  // 8
+  int passes = 0;
+  auto pass = [&] {
+    REQUIRE(f.log->clean(f.clock.now(), {}, /*force=*/true));
+    // More dirty bytes (a new key), so that the next forced pass has a range to clean.
+    f.add({{"p" + std::to_string(passes++), "x"}});
+    REQUIRE_FALSE(f.log->roll());
+  };
+
+  // 1: the aborted record and k2=old go; every marker stays as it was, each
+  // transaction's batch having been read before it.
+  pass();
+  REQUIRE(offsets(dump(*f.log)) == std::vector<int64_t>{1, 3, 4, 5, 6, 7, 8, 9});
+  auto controls = controls_of(*f.log);
+  REQUIRE(controls.size() == 3);
+  for (const auto& h : controls) REQUIRE_FALSE(h.attributes & rec::kDeleteHorizonBit);
+  REQUIRE(f.log->collect_aborted_txns(0, f.log->log_end_offset())->size() == 1);
+
+  // 2: producers 5 and 6 have no batch left: their markers get a horizon;
+  // producer 7's k3 stays, and its marker with it.
+  f.clock.advance(10);
+  const int64_t horizon = f.clock.now() + 1000;
+  pass();
+  controls = controls_of(*f.log);
+  REQUIRE(controls.size() == 3);
+  REQUIRE(controls[0].base_offset == 1);
+  REQUIRE(controls[0].attributes & rec::kDeleteHorizonBit);
+  REQUIRE(controls[0].base_timestamp == horizon);
+  REQUIRE(controls[1].attributes & rec::kDeleteHorizonBit);
+  REQUIRE_FALSE(controls[2].attributes & rec::kDeleteHorizonBit);
+  REQUIRE(f.log->collect_aborted_txns(0, f.log->log_end_offset())->size() == 1);
+
+  // 3: before the horizon nothing changes.
+  pass();
+  REQUIRE(controls_of(*f.log).size() == 3);
+
+  // 4: after it both markers go, and the ABORT's .txnindex entry with them;
+  // every other offset is as it was.
+  f.clock.advance(1000);
+  pass();
+  controls = controls_of(*f.log);
+  REQUIRE(controls.size() == 1);
+  REQUIRE(controls[0].base_offset == 5);
+  REQUIRE(f.log->collect_aborted_txns(0, f.log->log_end_offset())->empty());
+  REQUIRE(offsets(dump(*f.log)) == std::vector<int64_t>{4, 5, 6, 7, 8, 9, 10, 11, 12});
+  REQUIRE(f.leftovers().empty());
+}
+
+TEST_CASE("a marker that would end its group's output stays", "[storage][cleaner]") {
+  Fixture f;
+  f.set([](LogConfig& c) { c.segment_bytes = 4096; });
+  f.add({{"k1", "a"}});                                   // 0
+  REQUIRE(append(*f.log, txn_batch({{"k1", "b"}}, 5)));   // 1
+  f.add({{"k1", "c"}});                                   // 2: supersedes k1=b
+  REQUIRE(append(*f.log, txn_marker(5, true)));           // 3: the segment's last batch
+  REQUIRE_FALSE(f.log->roll());
+  // Too big to share a group with the marker's segment.
+  f.add({{"big", std::string(3900, 'x')}});  // 4
+  REQUIRE_FALSE(f.log->roll());
+  f.add({{"k9", "z"}});  // 5
+  for (int i = 0; i < 4; ++i) {
+    REQUIRE(f.log->clean(f.clock.now(), {}, /*force=*/true));
+    f.clock.advance(2000);
+    f.add({{"p" + std::to_string(i), "x"}});
+    REQUIRE_FALSE(f.log->roll());
+  }
+  auto controls = controls_of(*f.log);
+  REQUIRE(controls.size() == 1);
+  REQUIRE(controls[0].base_offset == 3);
+  REQUIRE(controls[0].attributes & rec::kDeleteHorizonBit);
+}
