@@ -87,6 +87,7 @@ void ProducerStateTable::update(const protocol::records::BatchHeader& batch, int
     entry.current_txn_first_offset = first_offset;
     ongoing_[first_offset] = {batch.producer_id, first_offset, -1};
   }
+  mirror(batch.producer_id, entry);
 }
 
 ErrorCode ProducerStateTable::check_marker(int64_t producer_id, int16_t producer_epoch,
@@ -123,6 +124,7 @@ std::optional<CompletedTxn> ProducerStateTable::update_marker(int64_t producer_i
   entry.coordinator_epoch = marker.coordinator_epoch;
   entry.last_timestamp = timestamp;
   entry.current_txn_first_offset = -1;
+  mirror(producer_id, entry);
   return completed;
 }
 
@@ -153,7 +155,11 @@ std::optional<int64_t> ProducerStateTable::first_unstable_offset() const {
 }
 
 void ProducerStateTable::expire(int64_t now_ms, int64_t expiration_ms) {
-  std::erase_if(producers_, [&](const auto& kv) { return is_expired(kv.second, now_ms, expiration_ms); });
+  std::erase_if(producers_, [&](const auto& kv) {
+    if (!is_expired(kv.second, now_ms, expiration_ms)) return false;
+    if (mirror_) mirror_->erase(kv.first);
+    return true;
+  });
   std::erase_if(verifications_, [&](const auto& kv) { return now_ms - kv.second.since_ms >= expiration_ms; });
 }
 
@@ -195,7 +201,23 @@ void ProducerStateTable::load(const storage::ProducerSnapshotEntry& e) {
   entry.current_txn_first_offset = e.current_txn_first_offset;
   if (e.current_txn_first_offset >= 0)
     ongoing_[e.current_txn_first_offset] = {e.producer_id, e.current_txn_first_offset, -1};
+  mirror(e.producer_id, entry);
   producers_[e.producer_id] = std::move(entry);
+}
+
+void ProducerStateTable::mirror_to(storage::ActiveProducers* m) {
+  mirror_ = m;
+  if (!mirror_) return;
+  mirror_->clear();
+  for (const auto& [id, entry] : producers_) mirror(id, entry);
+}
+
+void ProducerStateTable::mirror(int64_t producer_id, const ProducerEntry& entry) {
+  if (!mirror_) return;
+  storage::LastRecord last;
+  if (!entry.batches.empty()) last.last_data_offset = entry.batches.back().last_offset;
+  last.producer_epoch = entry.epoch;
+  mirror_->set(producer_id, last);
 }
 
 }  // namespace runnel::broker

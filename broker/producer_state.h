@@ -41,6 +41,7 @@
 #include "protocol/error_codes.h"
 #include "protocol/records/batch_format.h"
 #include "protocol/records/control_record.h"
+#include "storage/active_producers.h"
 #include "storage/producer_snapshot.h"
 
 namespace runnel::broker {
@@ -156,11 +157,16 @@ class ProducerStateTable {
   // coordinator epoch and its open transaction.
   void load(const storage::ProducerSnapshotEntry& entry);
   void clear() {
+    if (mirror_) mirror_->clear();
     producers_.clear();
     ongoing_.clear();
     unreplicated_.clear();
     verifications_.clear();
   }
+
+  // Keeps `mirror` (the log's, for its cleaner) in step with every
+  // producer's last data offset and epoch from now on; null stops it.
+  void mirror_to(storage::ActiveProducers* mirror);
 
   const ProducerEntry* find(int64_t producer_id) const;
   size_t size() const { return producers_.size(); }
@@ -170,6 +176,7 @@ class ProducerStateTable {
  private:
   // The epoch and sequence rules of check(), for a producer with state.
   static SequenceCheck check_sequence(const ProducerEntry& entry, const protocol::records::BatchHeader& batch);
+  void mirror(int64_t producer_id, const ProducerEntry& entry);
 
   std::unordered_map<int64_t, ProducerEntry> producers_;
   // By first offset, so the oldest is first.
@@ -181,6 +188,7 @@ class ProducerStateTable {
   };
   std::unordered_map<int64_t, Verification> verifications_;
   uint64_t next_guard_ = 1;
+  storage::ActiveProducers* mirror_ = nullptr;
 };
 
 }  // namespace runnel::broker

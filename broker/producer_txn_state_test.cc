@@ -136,3 +136,33 @@ TEST_CASE("snapshots keep the coordinator epoch and the open transaction", "[pro
   loaded.clear();
   CHECK_FALSE(loaded.first_unstable_offset());
 }
+
+// What the cleaner keeps (storage::ActiveProducers): each producer's last
+// data offset and epoch, none after a marker of a new epoch, gone on expiry.
+TEST_CASE("the log's active producers follow the table", "[producer][txn]") {
+  using runnel::storage::LastRecord;
+  runnel::storage::ActiveProducers mirror;
+  ProducerStateTable t;
+  t.update(txn_batch(7, 0, 0, 3, false), 100, 1);
+  t.mirror_to(&mirror);  // starts from what the table has
+  REQUIRE(mirror.snapshot().at(7) == LastRecord{102, 0});
+  t.update(txn_batch(8, 2, 0, 2), 103, 2);
+  REQUIRE(mirror.snapshot().at(8) == LastRecord{104, 2});
+  t.update_marker(8, 2, kCommit, 105, 3);  // same epoch: the data batch is still the last
+  REQUIRE(mirror.snapshot().at(8) == LastRecord{104, 2});
+  t.update_marker(8, 3, kAbort, 106, 4);  // a new epoch: the marker is the last write
+  REQUIRE(mirror.snapshot().at(8) == LastRecord{std::nullopt, 3});
+  t.expire(50'000, 20'000);
+  REQUIRE(mirror.snapshot().empty());
+  runnel::storage::ProducerSnapshotEntry e;
+  e.producer_id = 9;
+  e.epoch = 1;
+  e.last_sequence = 4;
+  e.last_offset = 50;
+  e.offset_delta = 4;
+  e.timestamp = 60'000;
+  t.load(e);
+  REQUIRE(mirror.snapshot().at(9) == LastRecord{50, 1});
+  t.clear();
+  REQUIRE(mirror.snapshot().empty());
+}

@@ -25,6 +25,7 @@ Partition::Partition(std::string topic, PartitionId id, std::shared_ptr<storage:
     : topic_(std::move(topic)), id_(id), log_(std::move(log)), local_node_(local_node), clock_(clock) {
   // Nothing is cleanable until load_producer_state knows the open transactions.
   log_->set_first_unstable_offset(log_->log_start_offset());
+  producers_.mirror_to(&log_->active_producers());
 }
 
 bool Partition::become_leader_or_follower(const PartitionState& state) {

@@ -46,6 +46,7 @@
 #include "base/clock.h"
 #include "protocol/codec/types.h"
 #include "storage/errors.h"
+#include "storage/active_producers.h"
 #include "storage/group_commit.h"
 #include "storage/leader_epoch_cache.h"
 #include "storage/log_config.h"
@@ -257,6 +258,9 @@ class Log {
   // shadow older records of their keys nor be cleaned themselves. A
   // partition sets it to its log start before it has loaded its producers.
   void set_first_unstable_offset(int64_t offset) { first_unstable_offset_.store(offset, std::memory_order_relaxed); }
+  // Each active producer's last batch, which compaction keeps; the
+  // partition's producer state keeps it (ProducerStateTable::mirror_to).
+  ActiveProducers& active_producers() { return active_producers_; }
   int64_t size_bytes() const;
   size_t segment_count() const;
   std::vector<int64_t> segment_base_offsets() const;
@@ -325,6 +329,7 @@ class Log {
   int64_t log_end_offset_ = 0;
   int64_t high_watermark_ = 0;
   std::atomic<int64_t> first_unstable_offset_{-1};  // set_first_unstable_offset
+  ActiveProducers active_producers_;
   std::unique_ptr<GroupCommit> group_commit_;
   std::atomic<bool> roll_needs_flush_{false};
   std::atomic<int64_t> last_flush_ms_{0};

@@ -33,9 +33,13 @@
 // A batch losing nothing is copied byte for byte; one losing
 // records is rebuilt with the same baseOffset, lastOffsetDelta, leader
 // epoch, producer fields, flags and codec, so offsets never change; one
-// losing every record goes, except the group's last batch, which stays as an
-// empty batch so that the output covers the group's whole offset range (the
-// loader relies on that to finish a swap).
+// losing every record (or empty already) goes, except the group's last
+// batch, which stays as an empty batch so that the output covers the group's
+// whole offset range (the loader relies on that to finish a swap), and an
+// active producer's last batch (Log::active_producers, taken when the pass
+// starts), which stays, emptied if need be, as Kafka's RETAIN_EMPTY keeps
+// it: producer state rebuilt from the log then still has the producer's
+// sequence and epoch. An active producer's last marker is not removed.
 // Aborted transactions: the output's .txnindex holds every entry of the
 // segments it replaces but those whose ABORT marker went.
 // 3) The swap, crash-safe like Kafka's replaceSegments: write
@@ -160,6 +164,27 @@ Result<protocol::Bytes> with_delete_horizon(const BatchHeader& h, ByteView batch
   return batch;
 }
 
+// Kafka's empty batch (DefaultRecordBatch.writeEmptyHeader): offsets and producer fields only.
+protocol::Bytes empty_batch(const BatchHeader& h) {
+  rec::BatchSpec spec = spec_like(h);
+  spec.compression = rec::Compression::none;
+  spec.base_timestamp = h.max_timestamp;
+  spec.max_timestamp = h.max_timestamp;
+  return rec::build_batch(spec, {});
+}
+
+// Kafka's isBatchLastRecordOfProducer: the batch holding an active
+// producer's last data offset, or, when its last write was a marker of a
+// new epoch, that marker. It stays, emptied if need be, so that producer
+// state rebuilt from the log keeps the producer's sequence and epoch.
+bool is_last_of_active_producer(const BatchHeader& h, const ActiveProducers::Map& active) {
+  if (h.producer_id < 0) return false;
+  auto it = active.find(h.producer_id);
+  if (it == active.end()) return false;
+  if (it->second.last_data_offset) return h.last_offset() == *it->second.last_data_offset;
+  return h.is_control() && h.producer_epoch == it->second.producer_epoch;
+}
+
 }  // namespace
 
 // A segment below the active one as the pass found it. Inactive segments
@@ -197,9 +222,9 @@ struct GroupOutput {
 
 // Writes the cleaned form of `segments` (consecutive, inactive) to `out_path`, fsynced.
 Result<GroupOutput> rewrite_group(std::span<const SegmentSnapshot> segments, const KeyMap& map,
-                                  const AbortedBatches& aborted, CleanedTransactions& txns, int64_t now,
-                                  const LogConfig& config, const CleanerOptions& options,
-                                  const fs::path& out_path) {
+                                  const AbortedBatches& aborted, CleanedTransactions& txns,
+                                  const ActiveProducers::Map& active, int64_t now, const LogConfig& config,
+                                  const CleanerOptions& options, const fs::path& out_path) {
   auto out = FileHandle::open(out_path, O_RDWR | O_CREAT | O_TRUNC);
   if (!out) return out.error();
   GroupOutput stats;
@@ -218,12 +243,13 @@ Result<GroupOutput> rewrite_group(std::span<const SegmentSnapshot> segments, con
   std::optional<protocol::Bytes> removed_marker;  // the latest batch, if a marker that went
   auto clean_batch = [&](const BatchHeader& h, ByteView batch_bytes, bool&) -> std::error_code {
     removed_marker.reset();  // a batch after it: the marker's removal stands
+    const bool producer_last = is_last_of_active_producer(h, active);
     if (h.is_control()) {
       dropped_last.reset();
       bool horizon_set = h.attributes & rec::kDeleteHorizonBit;
       // Other control batches (none in a data partition today) stay as they are.
       if (!rec::read_end_txn_marker(batch_bytes, h) || !txns.on_marker(h)) return emit(batch_bytes);
-      if (horizon_set && h.base_timestamp <= now) {
+      if (horizon_set && h.base_timestamp <= now && !producer_last) {
         // Gone, unless it ends the group's output (then it stays as it is).
         removed_marker.emplace(batch_bytes.begin(), batch_bytes.end());
         stats.removed_markers.push_back(h.base_offset);
@@ -261,16 +287,17 @@ Result<GroupOutput> rewrite_group(std::span<const SegmentSnapshot> segments, con
       }
     }
     if (!reader.status().ok()) return StorageErrc::corrupt_record;
-    bool set_horizon = has_tombstone && !horizon_set;
-    if (!removed && !set_horizon) {
-      dropped_last.reset();
-      return emit(batch_bytes);
-    }
     if (kept.empty()) {
+      // Emptied, or empty already (an earlier pass kept it): it goes as
+      // Kafka's DELETE_EMPTY, unless it is an active producer's last.
+      dropped_last.reset();
+      if (producer_last) return removed ? emit(empty_batch(h)) : emit(batch_bytes);
       dropped_last = h;
       return {};
     }
     dropped_last.reset();
+    bool set_horizon = has_tombstone && !horizon_set;
+    if (!removed && !set_horizon) return emit(batch_bytes);
     rec::BatchSpec spec = spec_like(h);
     std::vector<int64_t> times;
     for (const auto& k : kept) times.push_back(h.base_timestamp + k.timestamp_delta);
@@ -293,15 +320,8 @@ Result<GroupOutput> rewrite_group(std::span<const SegmentSnapshot> segments, con
     --stats.records_removed;
     if (auto ec = emit(*removed_marker)) return ec;
   }
-  if (dropped_last) {
-    // Kafka's empty batch (DefaultRecordBatch.writeEmptyHeader): offsets and producer fields only.
-    rec::BatchSpec spec = spec_like(*dropped_last);
-    spec.compression = rec::Compression::none;
-    spec.base_timestamp = dropped_last->max_timestamp;
-    spec.max_timestamp = dropped_last->max_timestamp;
-    protocol::Bytes batch = rec::build_batch(spec, {});
-    if (auto ec = emit(batch)) return ec;
-  }
+  if (dropped_last)
+    if (auto ec = emit(empty_batch(*dropped_last))) return ec;
   if (auto ec = write_buf()) return ec;
   if (auto ec = datasync_fd(out->fd())) return ec;
   return stats;
@@ -460,6 +480,8 @@ Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool fo
   while (n_clean < snapshot.size() && snapshot[n_clean].base_offset < end) ++n_clean;
   result.end_offset = end;
   CleanedTransactions txns;  // over every group, from the log's first segment
+  // Taken after the first uncleanable offset: a producer's later write lies past it.
+  const ActiveProducers::Map active = active_producers_.snapshot();
   for (size_t first = 0; first < n_clean;) {
     size_t last = first + 1;
     int64_t group_bytes = snapshot[first].size;
@@ -479,7 +501,7 @@ Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool fo
     fs::path cleaned = with_suffix(Segment::log_path(dir_, base), Segment::kCleanedSuffix);
     fs::path txn_cleaned = with_suffix(Segment::txn_index_path(dir_, base), Segment::kCleanedSuffix);
     auto group = std::span<const SegmentSnapshot>(snapshot).subspan(first, count);
-    auto out = rewrite_group(group, map, aborted, txns, t, config, options, cleaned);
+    auto out = rewrite_group(group, map, aborted, txns, active, t, config, options, cleaned);
     std::error_code txn_ec = out ? write_cleaned_txn_index(group, out->removed_markers, txn_cleaned) : std::error_code();
     if (!out || txn_ec) {
       (void)remove_if_exists(cleaned);

@@ -694,3 +694,60 @@ TEST_CASE("a marker that would end its group's output stays", "[storage][cleaner
   REQUIRE(controls[0].base_offset == 3);
   REQUIRE(controls[0].attributes & rec::kDeleteHorizonBit);
 }
+
+// Kafka's isBatchLastRecordOfProducer: the batch holding an active
+// producer's last data offset stays even when compaction takes all of it
+// (RETAIN_EMPTY), and so does the marker of a producer whose last write was
+// a marker of a new epoch; both go once the producer is no longer active.
+TEST_CASE("an active producer's last batch stays, emptied, and so does its last marker", "[storage][cleaner]") {
+  Fixture f;  // delete.retention.ms = 1000
+  REQUIRE(append(*f.log, kv_batch({{"k1", "a"}}, T0, rec::Compression::none, /*producer_id=*/5)));  // 0, epoch 3
+  f.add({{"k1", "b"}});                                                                              // 1
+  REQUIRE(append(*f.log, txn_batch({{"k2", "a"}}, 6)));                                             // 2
+  REQUIRE(append(*f.log, txn_marker(6, true)));                                                     // 3
+  f.add({{"k2", "b"}});                                                                              // 4
+  f.add({{"k7", "end"}});                                                                            // 5
+  REQUIRE_FALSE(f.log->roll());
+  f.add({{"k9", "z"}});  // 6
+  f.log->active_producers().set(5, {0, 3});
+  f.log->active_producers().set(6, {std::nullopt, 0});
+  int passes = 0;
+  auto pass = [&] {
+    REQUIRE(f.log->clean(f.clock.now(), {}, /*force=*/true));
+    f.add({{"p" + std::to_string(passes++), "x"}});
+    REQUIRE_FALSE(f.log->roll());
+  };
+  auto batch_at = [&](int64_t base) -> std::optional<rec::BatchHeader> {
+    std::vector<rec::BatchHeader> headers;
+    (void)dump(*f.log, &headers);
+    for (const auto& h : headers)
+      if (h.base_offset == base) return h;
+    return std::nullopt;
+  };
+
+  pass();  // k1=a and k2=a go; producer 5's batch stays, empty
+  auto kept = batch_at(0);
+  REQUIRE(kept);
+  REQUIRE(kept->records_count == 0);
+  REQUIRE(kept->producer_id == 5);
+  REQUIRE(kept->producer_epoch == 3);
+  REQUIRE(kept->base_sequence == 10);
+  REQUIRE_FALSE(batch_at(2));
+  f.clock.advance(10);
+  pass();  // the marker gets its horizon
+  REQUIRE(batch_at(3)->attributes & rec::kDeleteHorizonBit);
+  f.clock.advance(1000);
+  pass();  // past the horizon: still producer 6's last write
+  REQUIRE(batch_at(3));
+  REQUIRE(batch_at(0));
+  REQUIRE(offsets(dump(*f.log)) == std::vector<int64_t>{1, 3, 4, 5, 6, 7, 8, 9});
+
+  // Expired producers: their batches go like any other.
+  f.log->active_producers().erase(5);
+  f.log->active_producers().erase(6);
+  pass();
+  REQUIRE_FALSE(batch_at(0));
+  REQUIRE_FALSE(batch_at(3));
+  REQUIRE(offsets(dump(*f.log)) == std::vector<int64_t>{1, 4, 5, 6, 7, 8, 9, 10});
+  REQUIRE(f.leftovers().empty());
+}
