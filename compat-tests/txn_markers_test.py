@@ -13,7 +13,8 @@ describe-producers lists each producer's epoch, coordinator epoch and last
 sequence, the same after a graceful restart and after a SIGKILL (producer
 snapshots and the log replay carry the markers), and the fencing still
 holds then. Kafka's DumpLogSegments decodes the control batches as
-endTxnMarker COMMIT/ABORT with their coordinator epochs.
+endTxnMarker COMMIT/ABORT with their coordinator epochs, and reads the
+.txnindex entry of a transaction librdkafka aborted.
 
 usage: txn_markers_test.py <path to runnel> <kafka jar cache dir>
 """
@@ -192,6 +193,32 @@ def main():
             controls = [line for line in text.splitlines() if line.startswith("baseOffset:") and "isControl: true" in line]
             assert len(controls) == 2 and all("isTransactional: true" in c and "isvalid: true" in c for c in controls), text
 
+        def txn_index_read_by_kafka():
+            # A librdkafka transaction aborted, then one committed: the abort's
+            # .txnindex entry, as Kafka's DumpLogSegments reads the file.
+            topic = "aborted"
+            admin = AdminClient({"bootstrap.servers": r.bootstrap})
+            admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(15)
+            p = Producer({"bootstrap.servers": r.bootstrap, "transactional.id": "txnindex", "linger.ms": 0})
+            p.init_transactions(30)
+            for commit in (False, True):
+                p.begin_transaction()
+                for i in range(3):
+                    p.produce(topic, value=b"v%d" % i, partition=0)
+                p.flush(15)
+                (p.commit_transaction if commit else p.abort_transaction)(30)
+            index = os.path.join(r.log_dir, topic + "-0", "%020d.txnindex" % 0)
+            assert os.path.exists(index), os.listdir(os.path.dirname(index))
+            out = subprocess.run(["java", "-Dlog4j2.level=ERROR", "-cp", classpath, "kafka.tools.DumpLogSegments",
+                                  "--files", index], capture_output=True, text=True, timeout=120)
+            assert out.returncode == 0, "DumpLogSegments exited %d: %s" % (out.returncode, out.stderr)
+            found = re.findall(r"version: (\d+) producerId: (\d+) firstOffset: (\d+) lastOffset: (\d+) "
+                               r"lastStableOffset: (\d+)", out.stdout)
+            assert len(found) == 1, out.stdout
+            version, _, first, last, lso = found[0]
+            # Records 0-2, the ABORT marker at 3; nothing else open, so stable after it.
+            assert (version, first, last, lso) == ("0", "0", "3", "4"), out.stdout
+
         try:
             rc = run_tests([
                 ("an idempotent producer writes three batches", setup),
@@ -204,6 +231,7 @@ def main():
                 ("after a SIGKILL the fencing holds", fenced_after(False)),
                 producers_described("after a SIGKILL"),
                 ("DumpLogSegments decodes the markers", dump_log_segments),
+                ("DumpLogSegments reads an aborted transaction's .txnindex entry", txn_index_read_by_kafka),
             ], r)
         finally:
             if "producer" in state:
