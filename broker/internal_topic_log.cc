@@ -67,7 +67,7 @@ std::function<std::error_code()> sync_log(std::shared_ptr<storage::Log> log) {
 
 awaitable<CoordinatorAppend> append_coordinator_batch(Broker& broker, std::shared_ptr<replication::Partition> part,
                                                       int32_t min_isr, protocol::Bytes batch,
-                                                      std::chrono::milliseconds timeout) {
+                                                      std::chrono::milliseconds timeout, bool sync) {
   replication::AppendEntry entry;
   entry.partition = part;
   entry.request.origin = replication::AppendOrigin::coordinator;
@@ -80,7 +80,7 @@ awaitable<CoordinatorAppend> append_coordinator_batch(Broker& broker, std::share
     co_return CoordinatorAppend{entry.result.status.code};
   }
   const CoordinatorAppend appended{protocol::ErrorCode::none, entry.result.base_offset.value()};
-  if (!broker.config().typed().acks_all_fsync) co_return appended;
+  if (!sync || !broker.config().typed().acks_all_fsync) co_return appended;
   std::error_code ec = co_await broker.run_blocking(sync_log(part->log_ptr()));
   if (ec) {
     RLOG_ERROR("fsync of %s failed: %s", part->topic().c_str(), ec.message().c_str());

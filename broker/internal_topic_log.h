@@ -54,12 +54,12 @@ struct CoordinatorAppend {
 
 // As Kafka's coordinators write: acks=all through the replica manager, with
 // `min_isr`, waiting up to `timeout` for the high watermark to pass the
-// records; then, with runnel.acks.all.fsync, their fsync, as an acks=all
-// produce is answered (KAFKA_STORAGE_ERROR when it fails). Otherwise the
+// records; then, with runnel.acks.all.fsync and `sync`, their fsync, as an
+// acks=all produce is answered (KAFKA_STORAGE_ERROR when it fails). Otherwise the
 // partition's error (a transactional batch's producer epoch is checked:
 // INVALID_PRODUCER_EPOCH).
 awaitable<CoordinatorAppend> append_coordinator_batch(Broker& broker, std::shared_ptr<replication::Partition> part,
                                                         int32_t min_isr, protocol::Bytes batch,
-                                                        std::chrono::milliseconds timeout);
+                                                        std::chrono::milliseconds timeout, bool sync = true);
 
 }  // namespace runnel::broker

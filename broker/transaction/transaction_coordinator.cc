@@ -146,8 +146,9 @@ awaitable<ErrorCode> TransactionCoordinator::append_transit(std::string transact
     md->pending_state.reset();
     co_return ErrorCode::unknown_server_error;
   }
+  const bool sync = transit.txn_state != S::complete_commit && transit.txn_state != S::complete_abort;
   ErrorCode error = coordinator_append_error(co_await log_.append(partition_for(transactional_id), std::move(*key),
-                                                           std::move(value)));
+                                                           std::move(value), sync));
   auto current = still(transactional_id, coordinator_epoch, md);
   if (!current) co_return ErrorCode::not_coordinator;
   if (error != ErrorCode::none) {

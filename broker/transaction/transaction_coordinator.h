@@ -55,10 +55,15 @@ struct CoordinatorConfig {
 };
 
 // __transaction_state: appends one record with acks=all; Kafka's produce error.
+// `sync` false: a record whose loss only repeats work (CompleteCommit,
+// CompleteAbort: a load that finds the PrepareX before it sends the markers
+// again and completes it), so it needs no fsync of its own; the next
+// record written to the partition, fsynced, makes it durable too.
 class TxnStateLog {
  public:
   virtual ~TxnStateLog() = default;
-  virtual awaitable<ErrorCode> append(int32_t partition, protocol::Bytes key, std::optional<protocol::Bytes> value) = 0;
+  virtual awaitable<ErrorCode> append(int32_t partition, protocol::Bytes key, std::optional<protocol::Bytes> value,
+                                      bool sync) = 0;
 };
 
 // Where markers go: each target's leader, this broker's own partitions included.

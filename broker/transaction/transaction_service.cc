@@ -188,7 +188,7 @@ awaitable<size_t> TransactionService::load_partition(std::shared_ptr<replication
 // One record, within request.timeout.ms, as TransactionStateManager appends
 // (internal_topic_log.h).
 awaitable<ErrorCode> TransactionService::append(int32_t partition, protocol::Bytes key,
-                                                std::optional<protocol::Bytes> value) {
+                                                std::optional<protocol::Bytes> value, bool sync) {
   auto topic = broker_.topics().find(kTransactionStateTopic);
   auto part = topic ? broker_.replica_manager().get_partition(kTransactionStateTopic, PartitionId(partition)) : nullptr;
   if (!part) co_return ErrorCode::unknown_topic_or_partition;
@@ -201,7 +201,7 @@ awaitable<ErrorCode> TransactionService::append(int32_t partition, protocol::Byt
   const auto timeout = std::chrono::milliseconds(broker_.config().get_int("request.timeout.ms"));
   CoordinatorAppend appended = co_await append_coordinator_batch(broker_, std::move(part),
                                                                  topic->config.min_insync_replicas, std::move(batch),
-                                                                 timeout);
+                                                                 timeout, sync);
   co_return appended.error;
 }
 

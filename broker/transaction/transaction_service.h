@@ -61,7 +61,8 @@ class TransactionService : public TxnStateLog, public TxnMarkerChannel, public P
   TransactionCoordinator& coordinator() { return *coordinator_; }
 
   // TxnStateLog, TxnMarkerChannel, ProducerIdSource
-  awaitable<ErrorCode> append(int32_t partition, protocol::Bytes key, std::optional<protocol::Bytes> value) override;
+  awaitable<ErrorCode> append(int32_t partition, protocol::Bytes key, std::optional<protocol::Bytes> value,
+                              bool sync) override;
   awaitable<void> send(std::span<MarkerTarget> targets) override;
   bool topic_exists(const std::string& topic) const override;
   awaitable<std::optional<int64_t>> next() override;
