@@ -91,11 +91,14 @@ int serve(int argc, char** argv) {
     Server server(io, broker);
     server.bind();
     // Ready once the logs are open (Broker's constructor), the listeners
-    // bound and, in a cluster, the broker registered; no longer once it
-    // begins to shut down.
+    // bound and, in a cluster, the broker registered under a live lease; no
+    // longer once it begins to shut down.
     bool started = false;
-    admin::AdminState admin_state{[&] { return started && !broker.stopping(); },
-                                  [&] { return admin::render_metrics(broker); }};
+    auto ready = [&] {
+      if (!started || broker.stopping()) return false;
+      return !broker.in_cluster() || (broker.cluster_member() && broker.cluster_member()->registered());
+    };
+    admin::AdminState admin_state{ready, [&] { return admin::render_metrics(broker); }};
     admin::AdminServer admin_server(io, std::move(admin_state));
     admin_server.bind(admin::admin_listeners(broker.config()));
     broker.join_cluster();
