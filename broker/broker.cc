@@ -349,6 +349,13 @@ void Broker::set_bound_port(const std::string& listener_name, uint16_t port) {
 
 void Broker::connection_opened(const std::shared_ptr<Connection>& c) { connections_.push_back(c); }
 
+size_t Broker::connections(const std::string& listener_name) const {
+  size_t n = 0;
+  for (const auto& w : connections_)
+    if (auto c = w.lock(); c && c->listener_name() == listener_name) ++n;
+  return n;
+}
+
 void Broker::connection_closed(const Connection* c) {
   std::erase_if(connections_, [c](const std::weak_ptr<Connection>& w) {
     auto s = w.lock();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "broker/acl_manager.h"
+#include "broker/admin/counters.h"
 #include "broker/alter_partition_manager.h"
 #include "broker/asio.h"
 #include "broker/cluster_member.h"
@@ -142,6 +143,10 @@ class Broker {
   void connection_opened(const std::shared_ptr<Connection>& c);
   void connection_closed(const Connection* c);
   size_t connections() const { return connections_.size(); }
+  // The open connections accepted on one listener (Kafka's connection-count).
+  size_t connections(const std::string& listener_name) const;
+  // Requests read, by API key and version (Kafka's RequestsPerSec).
+  admin::RequestCounters& request_counters() { return request_counters_; }
 
   // Starts the periodic storage work (retention, flush, checkpoints).
   void start_background_work();
@@ -198,6 +203,7 @@ class Broker {
   std::unique_ptr<InterBrokerChannel> inter_broker_;
   std::unique_ptr<ClusterMember> member_;
   std::vector<std::weak_ptr<Connection>> connections_;
+  admin::RequestCounters request_counters_;
   bool stopping_ = false;
   // Last, so it is destroyed first: it uses the topics and the logs.
   std::unique_ptr<group::GroupService> groups_;

@@ -30,6 +30,15 @@ std::string check_listeners(std::string_view, std::string_view value) {
 }
 Validator listener_list() { return {kNoMin, kNoMax, {}, check_listeners}; }
 
+// runnel.admin.listeners: http://host:port (broker/admin/admin_server.h).
+std::string check_admin_listeners(std::string_view, std::string_view value) {
+  std::vector<Listener> parsed;
+  if (auto err = parse_listeners(value, parsed); !err.empty()) return err;
+  for (const auto& l : parsed)
+    if (l.name != "http") return "an admin listener must be http://host:port";
+  return "";
+}
+
 const std::vector<std::string> kCompressionTypes = {"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"};
 const std::vector<std::string> kCleanupPolicies = {"compact", "delete"};
 const std::vector<std::string> kTimestampTypes = {"CreateTime", "LogAppendTime"};
@@ -227,6 +236,9 @@ const std::vector<ConfigKey> kBrokerKeys = {
     // acks=all appends are fsynced before they are acknowledged (group commit
     // shares one fdatasync among concurrent producers). false = Kafka's way.
     {"runnel.acks.all.fsync", T::boolean, "true", {}, I::high},
+    // Runnel's HTTP admin listener (/metrics, /v1/status/live, /v1/status/ready);
+    // unset: none.
+    {"runnel.admin.listeners", T::list, nullptr, {kNoMin, kNoMax, {}, check_admin_listeners}, I::medium},
 };
 
 // Kafka's LogConfig / TopicConfig. Tiered-storage and replication-throttle

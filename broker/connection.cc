@@ -268,6 +268,7 @@ awaitable<bool> Connection::serve_api(std::shared_ptr<uint8_t[]> frame, size_t s
   }
 
   served->route = route;
+  broker_.request_counters().count(header.api_key, header.api_version);
   served->ctx.emplace(RequestContext{broker_, header, client_host_, listener_name_});
   served->ctx->principal = principal_;
   served->ctx->release_order = [weak = std::weak_ptr<ServedRequest>(served)] {

@@ -68,6 +68,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void close();
   // Graceful stop: read no more requests; queued responses still go out.
   void stop_reading();
+  const std::string& listener_name() const { return listener_name_; }
 
  private:
   // The security handshake and the principal it yields; false: refused.

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "broker/admin/admin_server.h"
+#include "broker/admin/metrics.h"
 #include "broker/api_registry.h"
 #include "broker/broker.h"
 #include "broker/logging.h"
@@ -88,8 +90,21 @@ int serve(int argc, char** argv) {
     Broker broker(io, std::move(config));
     Server server(io, broker);
     server.bind();
+    // Ready once the logs are open (Broker's constructor), the listeners
+    // bound and, in a cluster, the broker registered under a live lease; no
+    // longer once it begins to shut down.
+    bool started = false;
+    auto ready = [&] {
+      if (!started || broker.stopping()) return false;
+      return !broker.in_cluster() || (broker.cluster_member() && broker.cluster_member()->registered());
+    };
+    admin::AdminState admin_state{ready, [&] { return admin::render_metrics(broker); }};
+    admin::AdminServer admin_server(io, std::move(admin_state));
+    admin_server.bind(admin::admin_listeners(broker.config()));
     broker.join_cluster();
     broker.start_background_work();
+    started = true;
+    admin_server.start();
     RLOG_INFO("runnel node %d started (cluster id %s, %zu topics)", broker.node_id(), broker.cluster_id().c_str(),
               broker.topics().topics().size());
     server.run();

@@ -37,6 +37,17 @@ void Server::AcceptFailures::recovered(const std::string& listener) {
   *this = AcceptFailures{};
 }
 
+tcp::acceptor listen_on(asio::io_context& io, const std::string& host, uint16_t port) {
+  tcp::resolver resolver(io);
+  tcp::endpoint ep = resolver.resolve(host.empty() ? std::string("0.0.0.0") : host, std::to_string(port)).begin()->endpoint();
+  tcp::acceptor acceptor(io);
+  acceptor.open(ep.protocol());
+  acceptor.set_option(tcp::acceptor::reuse_address(true));
+  acceptor.bind(ep);
+  acceptor.listen(asio::socket_base::max_listen_connections);
+  return acceptor;
+}
+
 Server::Server(asio::io_context& io, Broker& broker) : io_(io), broker_(broker) {}
 
 void Server::bind() {
@@ -44,15 +55,8 @@ void Server::bind() {
   for (const auto& l : broker_.config().listeners()) {
     auto builder = channels.get(l.name);
     if (l.name == "CONTROLLER") continue;  // a single Runnel node is its own controller
-    tcp::resolver resolver(io_);
     auto host = l.host.empty() ? std::string("0.0.0.0") : l.host;
-    auto results = resolver.resolve(host, std::to_string(l.port));
-    tcp::endpoint ep = results.begin()->endpoint();
-    tcp::acceptor acceptor(io_);
-    acceptor.open(ep.protocol());
-    acceptor.set_option(tcp::acceptor::reuse_address(true));
-    acceptor.bind(ep);
-    acceptor.listen(asio::socket_base::max_listen_connections);
+    tcp::acceptor acceptor = listen_on(io_, host, l.port);
     uint16_t port = acceptor.local_endpoint().port();
     broker_.set_bound_port(l.name, port);
     RLOG_INFO("listening on %s://%s:%u (%s)", l.name.c_str(), host.c_str(), port,

@@ -12,6 +12,10 @@
 
 namespace runnel::broker {
 
+// An acceptor listening on host:port (an empty host: every interface;
+// port 0: a free port, its local_endpoint's).
+tcp::acceptor listen_on(asio::io_context& io, const std::string& host, uint16_t port);
+
 class Server {
  public:
   Server(asio::io_context& io, Broker& broker);

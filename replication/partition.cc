@@ -169,6 +169,10 @@ LeaderAppendResult Partition::append_records_as_leader(const LeaderAppendRequest
   out.base_offset = Offset(info->base_offset);
   out.last_offset = Offset(info->last_offset);
   out.log_append_time_ms = info->log_append_time_ms;
+  // Kafka's appendToLocalLog: MessagesIn and BytesIn of every appended batch.
+  const auto records = static_cast<uint64_t>(std::max<int32_t>(0, header.records_count));
+  counters_.count_in(records, batch.bytes.size());
+  if (all_topics_) all_topics_->count_in(records, batch.bytes.size());
   out.log_start_offset = Offset(info->log_start_offset);
   // Kafka: a moved high watermark wakes produces and fetches; otherwise the
   // new log end may still complete a follower's fetch.

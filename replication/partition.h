@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/admin/counters.h"
 #include "base/clock.h"
 #include "base/ids.h"
 #include "broker/delayed_operations.h"
@@ -133,6 +134,17 @@ class Partition {
   int32_t index() const { return id_.value(); }
   storage::Log& log() { return *log_; }
   const std::shared_ptr<storage::Log>& log_ptr() const { return log_; }
+
+  // Kafka's BrokerTopicMetrics of this partition, summed per topic at
+  // /metrics; each count also goes to `all_topics` (the replica manager's,
+  // set when it hosts the partition), as Kafka's allTopicsStats.
+  const broker::admin::TopicCounters& counters() const { return counters_; }
+  void count_all_topics_in(broker::admin::TopicCounters* all_topics) { all_topics_ = all_topics; }
+  // Record bytes a consumer's fetch response carries (not a follower's).
+  void count_bytes_out(uint64_t bytes) {
+    counters_.count_out(bytes);
+    if (all_topics_) all_topics_->count_out(bytes);
+  }
 
   // Kafka's makeLeader / makeFollower: applies the metadata's leader, epoch,
   // replicas and ISR, and forgets the followers' offsets. Returns true when
@@ -300,6 +312,8 @@ class Partition {
 
   std::string topic_;
   PartitionId id_;
+  broker::admin::TopicCounters counters_;
+  broker::admin::TopicCounters* all_topics_ = nullptr;
   std::shared_ptr<storage::Log> log_;
   NodeId local_node_;
   const Clock& clock_;

@@ -27,6 +27,7 @@ ErrorCode ReplicaManager::missing_partition_error(const std::string& topic, Part
 }
 
 void ReplicaManager::add_partition(std::shared_ptr<Partition> partition) {
+  partition->count_all_topics_in(&all_topics_);
   auto& slots = all_partitions_[partition->topic()];
   const auto i = static_cast<size_t>(partition->index());
   if (i >= slots.size()) slots.resize(i + 1);

@@ -53,6 +53,9 @@ class ReplicaManager {
   ReplicaManager& operator=(const ReplicaManager&) = delete;
 
   NodeId local_node() const { return local_node_; }
+  // Kafka's allTopicsStats: the BrokerTopicMetrics of every hosted partition
+  // (each partition counts its own too), never reset by a topic's removal.
+  const broker::admin::TopicCounters& all_topics_counters() const { return all_topics_; }
 
   // The hosted partition, or null (Kafka's getPartitionOrError answers
   // UNKNOWN_TOPIC_OR_PARTITION for it).
@@ -133,6 +136,7 @@ class ReplicaManager {
 
   const cluster::MetadataCache& metadata_;
   NodeId local_node_;
+  broker::admin::TopicCounters all_topics_;
   // By topic name, one slot per partition index up to the highest hosted
   // (null where this broker is not a replica).
   std::unordered_map<std::string, std::vector<std::shared_ptr<Partition>>> all_partitions_;

@@ -163,6 +163,10 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
   std::function<void()> expand_isr;
   if (params.replica && b.alter_partitions()) expand_isr = isr_expansion(b, partitions, params.replica->replica);
   co_await b.replica_manager().fetch_messages(partitions, params, std::move(expand_isr));
+  // Kafka's BytesOutPerSec: what consumers are sent, not followers.
+  if (!params.replica)
+    for (auto& f : partitions)
+      if (f.partition && f.out->error_code == 0) f.partition->count_bytes_out(f.out->records.size());
   if (v >= 16) add_leader_hints(resp, *b.metadata_cache(), ctx.listener_name);
   co_return resp;
 }

@@ -1,0 +1,131 @@
+#include "broker/admin/admin_server.h"
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include "broker/admin/prometheus_text.h"
+#include "broker/logging.h"
+#include "broker/server.h"
+
+namespace runnel::broker::admin {
+
+namespace beast = boost::beast;
+
+namespace {
+
+using Response = http::response<http::string_body>;
+
+Response text_response(http::status status, unsigned version, std::string_view content_type, std::string body) {
+  Response res{status, version};
+  res.set(http::field::server, "runnel");
+  res.set(http::field::content_type, content_type);
+  res.body() = std::move(body);
+  res.prepare_payload();
+  return res;
+}
+
+bool is_parse_error(const error_code& ec) { return ec.category() == beast::http::make_error_code(http::error::bad_method).category(); }
+
+// One connection: requests in turn until the peer closes, an error, a
+// timeout or a request that asks to close.
+awaitable<void> session(tcp::socket socket, const AdminState& state) {
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buffer;
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(kBodyLimit);
+    parser.header_limit(kHeaderLimit);
+    stream.expires_after(kIdleTimeout);
+    auto [ec, n] = co_await http::async_read(stream, buffer, parser, as_tuple_awaitable);
+    if (ec) {
+      if (is_parse_error(ec) && ec != http::error::end_of_stream && ec != http::error::partial_message) {
+        Response bad = text_response(http::status::bad_request, 11, "text/plain", "bad request\n");
+        bad.keep_alive(false);
+        stream.expires_after(kIdleTimeout);
+        auto [wec, wn] = co_await http::async_write(stream, bad, as_tuple_awaitable);
+        (void)wec;
+        (void)wn;
+      }
+      break;
+    }
+    Response res = respond(parser.get(), state);
+    res.keep_alive(parser.get().keep_alive());
+    stream.expires_after(kIdleTimeout);
+    auto [wec, wn] = co_await http::async_write(stream, res, as_tuple_awaitable);
+    if (wec || !res.keep_alive()) break;
+  }
+  error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+}
+
+}  // namespace
+
+Response respond(const http::request<http::string_body>& request, const AdminState& state) {
+  const unsigned v = request.version();
+  const std::string_view target(request.target().data(), request.target().size());
+  const std::string_view path = target.substr(0, target.find('?'));
+  const bool known = path == "/v1/status/live" || path == "/v1/status/ready" || path == "/metrics";
+  if (!known) return text_response(http::status::not_found, v, "text/plain", "not found\n");
+  if (request.method() != http::verb::get) {
+    Response res = text_response(http::status::method_not_allowed, v, "text/plain", "method not allowed\n");
+    res.set(http::field::allow, "GET");
+    return res;
+  }
+  if (path == "/v1/status/live") return text_response(http::status::ok, v, "application/json", "{\"live\":true}");
+  if (path == "/v1/status/ready") {
+    const bool ready = state.ready && state.ready();
+    return text_response(ready ? http::status::ok : http::status::service_unavailable, v, "application/json",
+                         ready ? "{\"ready\":true}" : "{\"ready\":false}");
+  }
+  return text_response(http::status::ok, v, kTextContentType, state.metrics ? state.metrics() : std::string());
+}
+
+std::vector<Listener> admin_listeners(const BrokerConfig& config) {
+  auto spec = config.get_optional("runnel.admin.listeners");
+  if (!spec) return {};
+  return parse_listeners(*spec, "runnel.admin.listeners");
+}
+
+AdminServer::AdminServer(asio::io_context& io, AdminState state) : io_(io), state_(std::move(state)) {}
+
+void AdminServer::bind(const std::vector<Listener>& listeners) {
+  for (const auto& l : listeners) {
+    auto host = l.host.empty() ? std::string("0.0.0.0") : l.host;
+    tcp::acceptor acceptor = listen_on(io_, host, l.port);
+    RLOG_INFO("admin listening on http://%s:%u", host.c_str(), acceptor.local_endpoint().port());
+    acceptors_.push_back(std::move(acceptor));
+  }
+}
+
+awaitable<void> AdminServer::accept_loop(tcp::acceptor& acceptor) {
+  asio::steady_timer backoff(io_);
+  for (;;) {
+    auto [ec, socket] = co_await acceptor.async_accept(as_tuple_awaitable);
+    if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+    if (ec) {
+      // Out of descriptors: the connection stays in the backlog; pause
+      // rather than spin, as the Kafka listeners do.
+      RLOG_WARN("admin accept failed: %s", ec.message().c_str());
+      backoff.expires_after(std::chrono::milliseconds(500));
+      co_await backoff.async_wait(as_tuple_awaitable);
+      continue;
+    }
+    asio::co_spawn(io_, session(std::move(socket), state_), asio::detached);
+  }
+}
+
+void AdminServer::start() {
+  for (auto& a : acceptors_) asio::co_spawn(io_, accept_loop(a), asio::detached);
+}
+
+void AdminServer::stop() {
+  for (auto& a : acceptors_) {
+    error_code ignored;
+    a.close(ignored);
+  }
+}
+
+}  // namespace runnel::broker::admin

@@ -1,0 +1,60 @@
+// The admin listener (runnel.admin.listeners, http://host:port): HTTP/1.1
+// through Boost.Beast, one coroutine per connection reading requests in
+// turn. It serves
+//   GET /v1/status/live   200 while the process serves;
+//   GET /v1/status/ready  200 {"ready":true} once the broker is ready, else 503;
+//   GET /metrics          the Prometheus text (metrics.h);
+// any other path 404, any other method on these 405. A request that does
+// not parse gets 400 and the connection is closed; so is one idle for
+// kIdleTimeout. Bodies are limited to kBodyLimit (no endpoint takes one).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include "broker/asio.h"
+#include "broker/config.h"
+
+namespace runnel::broker::admin {
+
+namespace http = boost::beast::http;
+
+inline constexpr std::chrono::seconds kIdleTimeout{30};
+inline constexpr size_t kBodyLimit = 64 * 1024;
+inline constexpr size_t kHeaderLimit = 16 * 1024;
+
+// What the endpoints report, asked per request.
+struct AdminState {
+  std::function<bool()> ready;
+  std::function<std::string()> metrics;  // Prometheus text
+};
+
+// The answer to one parsed request (keep-alive left to the caller).
+http::response<http::string_body> respond(const http::request<http::string_body>& request, const AdminState& state);
+
+// The admin listeners of runnel.admin.listeners (none when it is unset).
+std::vector<Listener> admin_listeners(const BrokerConfig& config);
+
+class AdminServer {
+ public:
+  AdminServer(asio::io_context& io, AdminState state);
+  // Binds each listener; port 0 picks a free one, logged as
+  // "admin listening on http://host:port".
+  void bind(const std::vector<Listener>& listeners);
+  void start();
+  // Stops accepting; open connections end at their next request or timeout.
+  void stop();
+
+ private:
+  awaitable<void> accept_loop(tcp::acceptor& acceptor);
+
+  asio::io_context& io_;
+  AdminState state_;
+  std::vector<tcp::acceptor> acceptors_;
+};
+
+}  // namespace runnel::broker::admin
