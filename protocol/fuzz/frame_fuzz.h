@@ -24,7 +24,17 @@ void check_stable(Reader& r, int16_t version) {
   Reader r2(again);
   Msg second;
   second.decode(r2, version);
-  if (!r2.ok() || r2.remaining() != 0 || !(second == first)) std::abort();
+  if (!r2.ok() || r2.remaining() != 0) std::abort();
+  if (first == first) {
+    if (!(second == first)) std::abort();
+    return;
+  }
+  // A float64 NaN (DescribeClientQuotas values) is not equal to itself: the
+  // message is then stable if its second encoding repeats the first byte for byte.
+  Bytes third;
+  Writer w3(third);
+  second.encode(w3, version);
+  if (third != again) std::abort();
 }
 
 template <bool IsRequest>
