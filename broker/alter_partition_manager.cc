@@ -91,6 +91,8 @@ awaitable<void> AlterPartitionManager::write(std::string topic, PartitionId id, 
   } else {
     RLOG_INFO("%s-%d: ISR %s from %s to %s (partition epoch %d)", topic.c_str(), id.value(), why.c_str(),
               ids(current->isr).c_str(), ids(registration.isr).c_str(), registration.partition_epoch);
+    if (registration.isr.size() < current->isr.size()) ++isr_shrinks_;
+    if (registration.isr.size() > current->isr.size()) ++isr_expands_;
     if (current->reassigning() && !registration.reassigning())
       RLOG_INFO("%s-%d: reassignment completed: replicas %s, leader %d at epoch %d", topic.c_str(), id.value(),
                 ids(registration.replicas).c_str(), registration.leader.value(), registration.leader_epoch.value());

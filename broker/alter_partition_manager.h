@@ -44,6 +44,9 @@ class AlterPartitionManager {
   // After a follower's fetch moved its state: joins it to the ISR if it
   // has caught up (Kafka's maybeExpandIsr).
   void maybe_expand_isr(replication::Partition& partition, NodeId follower);
+  // ISR changes this leader wrote (Kafka's IsrShrinksPerSec, IsrExpandsPerSec).
+  uint64_t isr_shrinks() const { return isr_shrinks_; }
+  uint64_t isr_expands() const { return isr_expands_; }
 
  private:
   awaitable<void> shrink_checks(std::shared_ptr<bool> alive);
@@ -56,6 +59,8 @@ class AlterPartitionManager {
   Broker& broker_;
   std::chrono::milliseconds lag_max_;
   std::set<std::pair<std::string, int32_t>> in_flight_;
+  uint64_t isr_shrinks_ = 0;  // on the event loop, as /metrics reads them
+  uint64_t isr_expands_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "broker/api_registry.h"
+#include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/header.h"
 
@@ -17,6 +18,7 @@ awaitable<bool> serve_api(RequestContext& ctx, protocol::Reader& body, protocol:
   // v9+ request, and Kafka answers it.
   if (!body.ok()) co_return false;
   typename Api::Response response = co_await handle<Api>(ctx, request);
+  ctx.broker.error_counters().count_response(Api::key, response);
   if (!ctx.send_response) co_return true;
   protocol::ResponseHeader header{ctx.header.correlation_id, {}};
   header.encode(out, protocol::response_header_version(Api::key, Api::is_flexible(v)));

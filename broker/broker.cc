@@ -356,6 +356,13 @@ size_t Broker::connections(const std::string& listener_name) const {
   return n;
 }
 
+size_t Broker::requests_in_flight() const {
+  size_t n = 0;
+  for (const auto& w : connections_)
+    if (auto c = w.lock()) n += c->unanswered();
+  return n;
+}
+
 void Broker::connection_closed(const Connection* c) {
   std::erase_if(connections_, [c](const std::weak_ptr<Connection>& w) {
     auto s = w.lock();

@@ -10,6 +10,7 @@
 
 #include "broker/acl_manager.h"
 #include "broker/admin/counters.h"
+#include "broker/admin/request_metrics.h"
 #include "broker/alter_partition_manager.h"
 #include "broker/asio.h"
 #include "broker/cluster_member.h"
@@ -145,8 +146,14 @@ class Broker {
   size_t connections() const { return connections_.size(); }
   // The open connections accepted on one listener (Kafka's connection-count).
   size_t connections(const std::string& listener_name) const;
+  // Requests read and not yet answered, over every open connection.
+  size_t requests_in_flight() const;
   // Requests read, by API key and version (Kafka's RequestsPerSec).
   admin::RequestCounters& request_counters() { return request_counters_; }
+  // Error codes answered, by API key (Kafka's ErrorsPerSec).
+  admin::ErrorCounters& error_counters() { return error_counters_; }
+  // Request times, by API key and version (Kafka's TotalTimeMs).
+  admin::RequestTimes& request_times() { return request_times_; }
 
   // Starts the periodic storage work (retention, flush, checkpoints).
   void start_background_work();
@@ -204,6 +211,8 @@ class Broker {
   std::unique_ptr<ClusterMember> member_;
   std::vector<std::weak_ptr<Connection>> connections_;
   admin::RequestCounters request_counters_;
+  admin::ErrorCounters error_counters_;
+  admin::RequestTimes request_times_;
   bool stopping_ = false;
   // Last, so it is destroyed first: it uses the topics and the logs.
   std::unique_ptr<group::GroupService> groups_;

@@ -58,6 +58,7 @@ struct ServedRequest {
   }
 
   std::shared_ptr<uint8_t[]> frame;
+  std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now();
   proto::Reader reader;
   RequestMemory::Permit permit;  // the frame's bytes stay counted until the handler is done
   proto::RequestHeader header;
@@ -291,6 +292,7 @@ awaitable<bool> Connection::serve_api(std::shared_ptr<uint8_t[]> frame, size_t s
   OutboundResponse out;
   if (!finish(*served, out)) co_return false;
   if (out.bytes.empty()) {  // no response (Produce acks=0)
+    record_time(out);
     --unanswered_;
     co_return true;
   }
@@ -329,9 +331,13 @@ bool Connection::finish(ServedRequest& served, OutboundResponse& out) {
   if (ctx.close_connection) return false;
   if (!ctx.send_response) {
     out = OutboundResponse{};
-    return true;  // empty bytes: nothing to send
+  } else {
+    out = std::move(served.out);
   }
-  out = std::move(served.out);
+  out.api_key = served.header.api_key;
+  out.api_version = version;
+  out.received = served.received;
+  if (!ctx.send_response) return true;  // empty bytes: nothing to send
   size_t body = out.bytes.size() - 4;
   for (auto& s : out.splices) body += static_cast<size_t>(s.region.length);
   if (body > INT32_MAX) {
@@ -379,6 +385,7 @@ awaitable<void> Connection::response_loop() {
       co_await served->wait_done();
       if (!finish(*served, response)) break;
       if (response.bytes.empty()) {  // no response after all
+        record_time(response);
         --unanswered_;
         continue;
       }
@@ -391,8 +398,15 @@ awaitable<void> Connection::response_loop() {
     }
     --unanswered_;
     last_activity_ = std::chrono::steady_clock::now();
+    record_time(response);
   }
   close();
+}
+
+void Connection::record_time(const OutboundResponse& response) {
+  if (response.api_key < 0) return;  // not a request's (SASL tokens, unsupported ApiVersions)
+  broker_.request_times().record(response.api_key, response.api_version,
+                                 std::chrono::steady_clock::now() - response.received);
 }
 
 awaitable<void> Connection::write_response(OutboundResponse& r) {

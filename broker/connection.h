@@ -57,6 +57,11 @@ struct OutboundResponse {
   // A request whose handler released the order and still runs: the
   // response loop waits for it and sends its response in this place.
   std::shared_ptr<ServedRequest> pending;
+  // For TotalTimeMs: the request answered (api_key -1: none) and when its
+  // last byte was read.
+  int16_t api_key = -1;
+  int16_t api_version = 0;
+  std::chrono::steady_clock::time_point received;
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -68,6 +73,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void close();
   // Graceful stop: read no more requests; queued responses still go out.
   void stop_reading();
+  size_t unanswered() const { return unanswered_; }
   const std::string& listener_name() const { return listener_name_; }
 
  private:
@@ -90,6 +96,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   awaitable<bool> answer_unsupported_api_versions(const protocol::RequestHeader& header);
   awaitable<bool> queue(OutboundResponse response);
   awaitable<void> write_response(OutboundResponse& response);
+  void record_time(const OutboundResponse& response);
 
   std::shared_ptr<const security::ChannelBuilder> channel_builder_;
   std::unique_ptr<security::TransportLayer> transport_;

@@ -98,7 +98,8 @@ int serve(int argc, char** argv) {
       if (!started || broker.stopping()) return false;
       return !broker.in_cluster() || (broker.cluster_member() && broker.cluster_member()->registered());
     };
-    admin::AdminState admin_state{ready, [&] { return admin::render_metrics(broker); }};
+    admin::AdminState admin_state{ready, [&] { return admin::render_metrics(broker); },
+                                  [&](std::string_view path) { return admin::status_json(broker, path); }};
     admin::AdminServer admin_server(io, std::move(admin_state));
     admin_server.bind(admin::admin_listeners(broker.config()));
     broker.join_cluster();

@@ -3,8 +3,12 @@
 Readiness turns 200 once the broker serves; N produced records of a known
 size show in /metrics as Kafka's JMX exporter names them (MessagesIn and
 BytesIn of the topic, its partition's log end offset, Produce requests,
-connections of the listener, BytesOut after a consumer reads them); every
-line of the text parses as Prometheus's exposition format. An unknown path
+connections of the listener, BytesOut after a consumer reads them); the
+error counts, request-time histograms, ReplicaManager and controller gauges,
+fsync and group-commit histograms agree with what was done; a group's
+committed offset and lag show per partition; every line of the text parses
+as Prometheus's exposition format. /v1/brokers, /v1/topics and
+/v1/partitions/<topic> describe the node, the topic and its offsets as JSON. An unknown path
 is 404, a POST 405, and a request line that is not HTTP is refused (400 or
 closed) without harm to the broker, which still answers Metadata.
 """
@@ -17,7 +21,7 @@ import time
 import urllib.error
 import urllib.request
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from runnel_harness import Runnel, run_tests
@@ -29,7 +33,7 @@ VALUE = b"v" * 100
 _LABEL = r'[a-zA-Z_][a-zA-Z0-9_]*="(?:\\.|[^"\\\n])*"'
 _SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:%s(?:,%s)*)?\})? (-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)$'
                      % (_LABEL, _LABEL))
-_COMMENT = re.compile(r"^# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (counter|gauge|untyped))$")
+_COMMENT = re.compile(r"^# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (counter|gauge|histogram|untyped))$")
 
 
 def get(port, path, method="GET"):
@@ -135,6 +139,109 @@ def produce_and_scrape(broker):
         consumer.close()
 
 
+def histogram_ok(m, name, **labels):
+    """A histogram's buckets are cumulative and its +Inf bucket is its count; that count."""
+    bounds = sorted((float(dict(lbl)["le"]), v) for (n, lbl), v in m.items()
+                    if n == name + "_bucket" and all((k, w) in lbl for k, w in labels.items()))
+    assert bounds and bounds[-1][0] == float("inf"), (name, labels, bounds)
+    counts = [v for _, v in bounds]
+    assert counts == sorted(counts), (name, labels, counts)
+    count = value(m, name + "_count", **labels)
+    eq(counts[-1], count, name + " +Inf bucket")
+    assert value(m, name + "_sum", **labels) >= 0
+    return count
+
+
+def request_and_group_metrics(broker):
+    port = broker.admin_port()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    # One refusal Kafka counts: DeleteTopics of a topic that does not exist.
+    try:
+        admin.delete_topics(["admin-http-no-such-topic"])["admin-http-no-such-topic"].result(timeout=30)
+        raise AssertionError("deleting a topic that does not exist succeeded")
+    except KafkaException as e:
+        eq(e.args[0].code(), KafkaError.UNKNOWN_TOPIC_OR_PART, "DeleteTopics error")
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "admin-http-lag",
+                         "enable.auto.commit": False})
+    try:
+        consumer.commit(offsets=[TopicPartition(TOPIC, 0, 10)], asynchronous=False)
+    finally:
+        consumer.close()
+    m = scrape(port)
+
+    # Every Produce request here had one partition: one error code each, NONE.
+    def by(name, **labels):
+        return {dict(lbl).get("version"): v for (n, lbl), v in m.items()
+                if n == name and all((k, w) in lbl for k, w in labels.items())}
+    produces = sum(by("kafka_network_requestmetrics_requests_total", request="Produce").values())
+    eq(value(m, "kafka_network_requestmetrics_errors_total", request="Produce", error="NONE"), produces,
+       "Produce NONE errors")
+    eq(value(m, "kafka_network_requestmetrics_errors_total", request="DeleteTopics",
+             error="UNKNOWN_TOPIC_OR_PARTITION"), 1, "DeleteTopics refusals")
+    # Each answered Produce was timed once, at its own version.
+    for version, n in by("kafka_network_requestmetrics_requests_total", request="Produce").items():
+        eq(histogram_ok(m, "kafka_network_requestmetrics_totaltimems", request="Produce", version=version), n,
+           "Produce v%s times" % version)
+    assert value(m, "kafka_network_requestchannel_requestqueuesize") >= 0
+    assert value(m, "kafka_network_socketserver_memorypoolused") >= 0
+
+    # One broker: it leads all it hosts, nothing is short of replicas, it is the controller.
+    partitions = value(m, "kafka_server_replicamanager_partitioncount")
+    assert partitions >= 2, partitions  # the topic and __consumer_offsets
+    eq(value(m, "kafka_server_replicamanager_leadercount"), partitions, "leaders")
+    eq(value(m, "kafka_server_replicamanager_underreplicatedpartitions"), 0, "under-replicated")
+    eq(value(m, "kafka_server_replicamanager_underminisrpartitioncount"), 0, "under min ISR")
+    assert value(m, "kafka_server_replicamanager_produceridcount") >= 1  # the idempotent producer
+    eq(value(m, "kafka_controller_kafkacontroller_activecontrollercount"), 1, "active controller")
+    eq(value(m, "kafka_controller_kafkacontroller_offlinepartitionscount"), 0, "offline")
+    eq(value(m, "kafka_controller_kafkacontroller_globalpartitioncount"), partitions, "partitions")
+
+    # acks=all appends are fsynced (runnel.acks.all.fsync), through group commit.
+    assert histogram_ok(m, "kafka_log_logflushstats_logflushrateandtimems") >= 1
+    assert histogram_ok(m, "runnel_log_group_commit_size") >= 1
+
+    # The group: counted once, by state, with its offset and lag.
+    groups = value(m, "kafka_coordinator_group_groupmetadatamanager_numgroups")
+    assert groups >= 1, groups
+    states = sum(v for (n, _), v in m.items()
+                 if n.startswith("kafka_coordinator_group_groupmetadatamanager_numgroups") and
+                 n != "kafka_coordinator_group_groupmetadatamanager_numgroups")
+    eq(states, groups, "groups by state")
+    eq(value(m, "kafka_consumergroup_current_offset", consumergroup="admin-http-lag", topic=TOPIC, partition="0"),
+       10, "committed offset")
+    eq(value(m, "kafka_consumergroup_lag", consumergroup="admin-http-lag", topic=TOPIC, partition="0"), N - 10,
+       "lag")
+
+
+def json_documents(broker):
+    port = broker.admin_port()
+
+    def doc(path, want_status=200):
+        status, ctype, body = get(port, path)
+        eq(status, want_status, path)
+        eq(ctype, "application/json", path + " content type")
+        return json.loads(body)
+    brokers = doc("/v1/brokers")
+    eq([(b["node_id"], b["alive"], b["is_controller"], b["fenced"]) for b in brokers], [(1, True, True, False)],
+       "brokers")
+    eq([(e["listener"], e["host"], e["port"]) for e in brokers[0]["endpoints"]],
+       [("PLAINTEXT", "127.0.0.1", int(broker.bootstrap.rsplit(":", 1)[1]))], "endpoints")
+    topics = {t["name"]: t for t in doc("/v1/topics")}
+    t = topics[TOPIC]
+    eq((t["partitions"], t["replication_factor"], t["internal"]), (1, 1, False), "topic")
+    assert len(t["topic_id"]) == 22, t
+    assert topics["__consumer_offsets"]["internal"] is True
+    parts = doc("/v1/partitions/" + TOPIC)
+    eq(len(parts), 1, "partitions")
+    p = parts[0]
+    eq((p["partition"], p["leader"], p["replicas"], p["isr"]), (0, 1, [1], [1]), "partition 0")
+    eq((p["log_start_offset"], p["high_watermark"], p["last_stable_offset"], p["log_end_offset"]), (0, N, N, N),
+       "offsets")
+    assert p["size"] > 0, p
+    missing = doc("/v1/partitions/no-such-topic", 404)
+    eq(missing["error_code"], 404, "missing topic")
+
+
 def refusals(broker):
     port = broker.admin_port()
     status, _, _ = get(port, "/v1/nothing-here")
@@ -163,6 +270,8 @@ def main():
         rc = run_tests([
             ("ready and live answer 200 once the broker serves", lambda: status_endpoints(broker)),
             ("metrics count the records produced and fetched", lambda: produce_and_scrape(broker)),
+            ("errors, times, replicas, fsyncs, groups and lag", lambda: request_and_group_metrics(broker)),
+            ("brokers, topics and partitions as JSON", lambda: json_documents(broker)),
             ("an unknown path is 404, a POST 405, garbage 400 or closed", lambda: refusals(broker)),
         ], broker)
     sys.exit(rc)

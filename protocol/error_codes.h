@@ -134,4 +134,8 @@ enum class ErrorCode : int16_t {
 
 constexpr int16_t code(ErrorCode e) { return static_cast<int16_t>(e); }
 
+// Kafka's name of a code ("NOT_LEADER_OR_FOLLOWER"); null for a code Kafka
+// does not define.
+const char* error_name(ErrorCode e);
+
 }  // namespace runnel::protocol

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "storage/flush_stats.h"
+
 namespace runnel::storage {
 
 GroupCommit::GroupCommit(fs::path dir, std::shared_ptr<FileHandle> active, int64_t written_end, int64_t synced_end)
@@ -40,11 +42,30 @@ void GroupCommit::truncated(int64_t end, std::shared_ptr<FileHandle> active) {
 std::error_code GroupCommit::sync() {
   std::unique_lock lock(mu_);
   int64_t target = written_end_;
+  // For the batch sizes: this caller is in waiting_ from its first wait
+  // until a round's snapshot takes it, or until it is done without one
+  // (a round already running covered its append).
+  bool counted = false;
+  uint64_t counted_in = 0;
+  auto uncount = [&] {
+    if (counted && rounds_ == counted_in) --waiting_;
+  };
   for (;;) {
-    if (failure_) return failure_;
+    if (failure_) {
+      uncount();
+      return failure_;
+    }
     // A truncation may have removed what we were waiting for.
     target = std::min(target, written_end_);
-    if (synced_end_ >= target) return {};
+    if (synced_end_ >= target) {
+      uncount();
+      return {};
+    }
+    if (!counted) {
+      counted = true;
+      counted_in = rounds_;
+      ++waiting_;
+    }
     if (in_progress_) {
       cv_.wait(lock);
       continue;
@@ -57,7 +78,11 @@ std::error_code GroupCommit::sync() {
     bool dir = std::exchange(dir_dirty_, false);
     int64_t end = written_end_;
     uint64_t generation = generation_;
+    // Everyone waiting now appended before this snapshot: this round covers them.
+    const auto batch = static_cast<double>(std::exchange(waiting_, 0));
+    ++rounds_;
     lock.unlock();
+    flush_stats().group_commit_size.observe(batch, FlushStats::kBatchBuckets);
     std::error_code ec;
     for (const auto& f : files)
       if (!ec) ec = datasync_fd(f->fd());

@@ -65,6 +65,8 @@ class GroupCommit {
   uint64_t generation_ = 0;
   bool in_progress_ = false;
   uint64_t syncs_ = 0;
+  size_t waiting_ = 0;   // callers not yet taken by a round's snapshot (flush_stats)
+  uint64_t rounds_ = 0;  // snapshots taken
   std::error_code failure_;
 };
 

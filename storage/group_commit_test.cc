@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "storage/flush_stats.h"
 #include "storage/log.h"
 #include "storage/test_util.h"
 
@@ -15,6 +16,10 @@ TEST_CASE("concurrent appenders waiting for sync share fdatasyncs", "[storage]")
   auto log = Log::open(tmp.path / "t-0", c, LogOptions{});
   REQUIRE(log);
   constexpr int kThreads = 8, kEach = 40;
+  const auto& bounds = FlushStats::kBatchBuckets;
+  const uint64_t rounds_before = flush_stats().group_commit_size.count(bounds);
+  const double waiters_before = flush_stats().group_commit_size.sum();
+  const uint64_t fsyncs_before = flush_stats().flush_ms.count(FlushStats::kFlushBucketsMs);
   std::atomic<int> acked{0}, failed{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
@@ -39,6 +44,13 @@ TEST_CASE("concurrent appenders waiting for sync share fdatasyncs", "[storage]")
   INFO("fdatasync rounds: " << syncs << " for " << acked << " acknowledged appends");
   REQUIRE(syncs > 0);
   REQUIRE(syncs < static_cast<uint64_t>(acked.load()));
+  // /metrics' view: one batch size a round, each waiting appender in at
+  // most one of them, and at least one fdatasync a round.
+  CHECK(flush_stats().group_commit_size.count(bounds) - rounds_before == syncs);
+  const double waiters = flush_stats().group_commit_size.sum() - waiters_before;
+  CHECK(waiters >= static_cast<double>(syncs));
+  CHECK(waiters <= static_cast<double>(acked.load()));
+  CHECK(flush_stats().flush_ms.count(FlushStats::kFlushBucketsMs) - fsyncs_before >= syncs);
   REQUIRE(read_all(**log).size() == kThreads * kEach);
   // A sync with nothing new to write does no I/O.
   REQUIRE_FALSE((*log)->sync());

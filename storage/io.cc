@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 
+#include "storage/flush_stats.h"
 
 namespace runnel::storage {
 
@@ -88,10 +90,18 @@ std::error_code allocate_fd(int fd, int64_t offset, int64_t len) {
   return {};
 }
 
+FlushStats& flush_stats() {
+  static FlushStats stats;
+  return stats;
+}
+
 std::error_code datasync_fd(int fd) {
+  const auto start = std::chrono::steady_clock::now();
   while (::fdatasync(fd) != 0) {
     if (errno != EINTR) return errno_code(errno);
   }
+  const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+  flush_stats().flush_ms.observe(took.count(), FlushStats::kFlushBucketsMs);
   return {};
 }
 

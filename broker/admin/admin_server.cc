@@ -67,7 +67,9 @@ Response respond(const http::request<http::string_body>& request, const AdminSta
   const unsigned v = request.version();
   const std::string_view target(request.target().data(), request.target().size());
   const std::string_view path = target.substr(0, target.find('?'));
-  const bool known = path == "/v1/status/live" || path == "/v1/status/ready" || path == "/metrics";
+  std::optional<JsonAnswer> document;
+  if (path.starts_with("/v1/") && state.json) document = state.json(path);
+  const bool known = path == "/v1/status/live" || path == "/v1/status/ready" || path == "/metrics" || document;
   if (!known) return text_response(http::status::not_found, v, "text/plain", "not found\n");
   if (request.method() != http::verb::get) {
     Response res = text_response(http::status::method_not_allowed, v, "text/plain", "method not allowed\n");
@@ -80,6 +82,9 @@ Response respond(const http::request<http::string_body>& request, const AdminSta
     return text_response(ready ? http::status::ok : http::status::service_unavailable, v, "application/json",
                          ready ? "{\"ready\":true}" : "{\"ready\":false}");
   }
+  if (document)
+    return text_response(static_cast<http::status>(document->status), v, "application/json",
+                         std::move(document->body));
   return text_response(http::status::ok, v, kTextContentType, state.metrics ? state.metrics() : std::string());
 }
 

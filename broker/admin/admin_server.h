@@ -4,18 +4,21 @@
 //   GET /v1/status/live   200 while the process serves;
 //   GET /v1/status/ready  200 {"ready":true} once the broker is ready, else 503;
 //   GET /metrics          the Prometheus text (metrics.h);
+//   GET /v1/brokers, /v1/topics, /v1/partitions/<topic>  JSON (status_json.h);
 // any other path 404, any other method on these 405. A request that does
 // not parse gets 400 and the connection is closed; so is one idle for
 // kIdleTimeout. Bodies are limited to kBodyLimit (no endpoint takes one).
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "broker/admin/status_json.h"
 #include "broker/asio.h"
 #include "broker/config.h"
 
@@ -31,6 +34,7 @@ inline constexpr size_t kHeaderLimit = 16 * 1024;
 struct AdminState {
   std::function<bool()> ready;
   std::function<std::string()> metrics;  // Prometheus text
+  std::function<std::optional<JsonAnswer>(std::string_view path)> json;  // nullopt: no such document
 };
 
 // The answer to one parsed request (keep-alive left to the caller).

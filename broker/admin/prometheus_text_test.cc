@@ -1,5 +1,8 @@
 #include "broker/admin/prometheus_text.h"
 
+#include <array>
+#include <limits>
+
 #include <catch2/catch.hpp>
 
 namespace runnel::broker::admin {
@@ -39,6 +42,32 @@ TEST_CASE("counter values keep every digit of a 64-bit count", "[admin]") {
   PrometheusText out;
   out.sample("x_total", {}, uint64_t{18446744073709551615u});
   CHECK(out.take() == "x_total 18446744073709551615\n");
+}
+
+TEST_CASE("a histogram is cumulative buckets with le last, then its sum and count", "[admin]") {
+  static constexpr std::array<double, 2> bounds{0.5, 10};
+  Histogram h;
+  h.observe(0.25, bounds);
+  h.observe(3, bounds);
+  h.observe(3, bounds);
+  h.observe(99, bounds);
+  PrometheusText out;
+  out.histogram("t_ms", {{"request", "Produce"}}, h, bounds);
+  CHECK(out.take() ==
+        "t_ms_bucket{request=\"Produce\",le=\"0.5\"} 1\n"
+        "t_ms_bucket{request=\"Produce\",le=\"10\"} 3\n"
+        "t_ms_bucket{request=\"Produce\",le=\"+Inf\"} 4\n"
+        "t_ms_sum{request=\"Produce\"} 105.25\n"
+        "t_ms_count{request=\"Produce\"} 4\n");
+}
+
+TEST_CASE("doubles are written in their shortest exact form", "[admin]") {
+  CHECK(format_double(1) == "1");
+  CHECK(format_double(0.5) == "0.5");
+  CHECK(format_double(0.1) == "0.1");
+  CHECK(format_double(20001.8) == "20001.8");
+  CHECK(format_double(1e-7) == "1e-07");
+  CHECK(format_double(std::numeric_limits<double>::infinity()) == "+Inf");
 }
 
 }  // namespace

@@ -103,6 +103,10 @@ class GroupCoordinator {
 
   // For tests and DescribeGroups.
   const Group* find(const std::string& group_id) const { return groups_.find(group_id); }
+  template <typename F>
+  void for_each_group(F&& f) const {
+    groups_.for_each_group(std::forward<F>(f));
+  }
 
  private:
   CoordinatorConfig config_;  // before the managers, which keep a reference

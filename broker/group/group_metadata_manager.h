@@ -136,6 +136,11 @@ class GroupMetadataManager {
   Group* find_mutable(const std::string& group_id);
   Group& get_or_create(const std::string& group_id);
   std::vector<std::string> group_ids() const;
+  // Every group this coordinator holds, for /metrics.
+  template <typename F>
+  void for_each_group(F&& f) const {
+    for (const auto& [_, g] : groups_) f(*g);
+  }
   // A member's commit keeps its session alive, as a heartbeat would.
   void schedule_heartbeat(const Group& g, const Member& m);
   // The group metadata tombstone that deletes the group from the log.

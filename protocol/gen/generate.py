@@ -245,6 +245,20 @@ def resolve(api, struct, within, path):
 # ---------------------------------------------------------------- C++ output
 
 
+def has_error_code(s, seen=None):
+    """Whether a struct, or one nested in it, has an int16 ErrorCode."""
+    seen = seen or set()
+    if s.name in seen:
+        return False
+    seen.add(s.name)
+    for f in s.fields:
+        if f.cpp_name == "error_code" and f.type == "int16" and not f.is_array:
+            return True
+        if f.struct is not None and has_error_code(f.struct, seen):
+            return True
+    return False
+
+
 def cpp_value_type(f):
     if f.type in PRIMITIVES:
         base = PRIMITIVES[f.type][0]
@@ -329,7 +343,33 @@ class Emitter:
         out.append(f"{pad}  }}")
         out.append(f"{pad}  void randomize(Randomizer& rnd, int16_t version);")
         out.append(f"{pad}  bool operator==(const {s.name}&) const = default;")
+        self.declare_error_visitor(s, out, pad)
         out.append(f"{pad}}};")
+
+    def declare_error_visitor(self, s, out, pad):
+        """for_each_error_code(f): f(code) for every ErrorCode in the message,
+        nested ones included, as Kafka's errorCounts() walks a response."""
+        body = []
+        for f in s.fields:
+            if f.cpp_name == "error_code" and f.type == "int16" and not f.is_array:
+                body.append(f"f({'*' if f.nullable is not None else ''}error_code);")
+            elif f.struct is not None and has_error_code(f.struct):
+                ref = f.cpp_name
+                if f.nullable is not None:
+                    body.append(f"if ({ref}) {{")
+                    ref = f"(*{ref})"
+                if f.is_array:
+                    body.append(f"for (const auto& e : {ref}) e.for_each_error_code(f);")
+                else:
+                    body.append(f"{ref}.for_each_error_code(f);")
+                if f.nullable is not None:
+                    body.append("}")
+        if not body:
+            return
+        out.append(f"{pad}  template <typename F>")
+        out.append(f"{pad}  void for_each_error_code(F& f) const {{")
+        out.extend(f"{pad}    {line}" for line in body)
+        out.append(f"{pad}  }}")
 
     def field_comment(self, f):
         notes = []
