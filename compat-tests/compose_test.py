@@ -30,7 +30,8 @@ prometheus.yml's targets must be exactly the brokers' admin listeners (each
 serving /metrics), Grafana's provisioning must name that Prometheus and the
 mounted dashboard, the dashboard must be docker/grafana/dashboard.py's
 output, and every metric its panels query must be one the running brokers
-export (scraped after the records above went through).
+export, with the labels the panel uses (scraped after the records above
+went through).
 
   /usr/bin/python3 compat-tests/compose_test.py build/debug/runnel
 """
@@ -61,7 +62,8 @@ BOUND = 60.0  # seconds: CI machines are loaded
 STOP_BOUND = 60.0
 HOSTS = ("etcd", "broker1", "broker2", "broker3")  # run here as processes
 OTHER_IMAGES = ("prometheus", "grafana")  # checked, not run
-PROMETHEUS_SERIES = {"up"}  # what Prometheus itself records for every target
+PROMETHEUS_SERIES = {"up": set()}  # what Prometheus itself records for every target
+TARGET_LABELS = {"instance", "job"}  # what Prometheus adds to every series it scrapes
 
 
 def compose_text(value, environment):
@@ -292,11 +294,14 @@ def mounted(spec, target):
 
 
 def scrape(address):
-    """{metric name} a /metrics answer names (Prometheus's text format)."""
+    """{metric name: {label names}} of a /metrics answer (Prometheus's text format)."""
     with urllib.request.urlopen("http://%s/metrics" % address, timeout=10) as r:
         assert r.status == 200, r.status
         text = r.read().decode()
-    return {m.group(1) for m in re.finditer(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{| )", text, re.M)}
+    metrics = {}
+    for m in re.finditer(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? ", text, re.M):
+        metrics.setdefault(m.group(1), set()).update(re.findall(r'([a-zA-Z_]\w*)="', m.group(2) or ""))
+    return metrics
 
 
 def prometheus_targets(c):
@@ -342,24 +347,38 @@ def promql_metrics(expr):
     return names
 
 
+def promql_labels(expr):
+    """The label names a PromQL expression groups or matches by."""
+    expr = re.sub(r'"(?:\\.|[^"\\])*"', '""', expr)
+    labels = set()
+    for group in re.findall(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)", expr):
+        labels |= {w.strip() for w in group.split(",") if w.strip()}
+    for selector in re.findall(r"\{([^}]*)\}", expr):
+        labels |= set(re.findall(r"([a-zA-Z_]\w*)\s*(?:=~|!~|!=|=)", selector))
+    return labels
+
+
 def dashboard_queries(d):
-    """(where, PromQL) of every panel target and template variable of a dashboard."""
+    """(where, PromQL, legend) of every panel target and template variable of a dashboard."""
     out = []
     for panel in d["panels"]:
         for inner in [panel] + panel.get("panels", []):
             for t in inner.get("targets", []):
-                out.append(("panel %r" % inner["title"], t["expr"]))
+                out.append(("panel %r" % inner["title"], t["expr"], t.get("legendFormat", "")))
     for v in d["templating"]["list"]:
         query = v["query"]["query"] if isinstance(v["query"], dict) else v["query"]
-        m = re.fullmatch(r"label_values\((.*),\s*\w+\)", query)
-        out.append(("variable %r" % v["name"], m.group(1) if m else query))
+        m = re.fullmatch(r"label_values\((.*),\s*(\w+)\)", query)
+        out.append(("variable %r" % v["name"], m.group(1), "{{%s}}" % m.group(2)) if m else
+                   ("variable %r" % v["name"], query, ""))
     return out
 
 
 def grafana_dashboard(c):
     """Grafana's provisioning names compose's Prometheus and the mounted
     dashboard; the dashboard is dashboard.py's output; every metric it
-    queries is one the brokers export now that records went through."""
+    queries is one the brokers export now that records went through, and
+    every label it groups, matches or names in a legend is one of that
+    metric's (or instance and job, which Prometheus adds)."""
     spec = c.spec["services"]["grafana"]
     provisioning = mounted(spec, "/etc/grafana/provisioning")
     with open(os.path.join(provisioning, "datasources", "prometheus.yml")) as f:
@@ -374,18 +393,24 @@ def grafana_dashboard(c):
         text = f.read()
     assert text == generator.text(), "dashboards/runnel.json is not what docker/grafana/dashboard.py writes: run it"
     d = json.loads(text)
-    exported = set().union(*(scrape(c.services[n].loopback(admin_address(c, n))) for n in HOSTS[1:]))
+    exported = dict(PROMETHEUS_SERIES)
+    for name in HOSTS[1:]:
+        for metric, labels in scrape(c.services[name].loopback(admin_address(c, name))).items():
+            exported.setdefault(metric, set()).update(labels)
     queried, unknown = set(), []
-    for where, expr in dashboard_queries(d):
+    for where, expr, legend in dashboard_queries(d):
         names = promql_metrics(expr)
         assert names, "%s queries no metric: %s" % (where, expr)
-        for name in names - exported - PROMETHEUS_SERIES:
-            unknown.append("%s: %s" % (where, name))
+        for name in names - set(exported):
+            unknown.append("%s: metric %s" % (where, name))
+        known = TARGET_LABELS.union(*(exported.get(n, set()) for n in names))
+        for label in (promql_labels(expr) | set(re.findall(r"\{\{\s*(\w+)\s*\}\}", legend))) - known:
+            unknown.append("%s: label %s of %s" % (where, label, " ".join(sorted(names))))
         queried |= names
-    assert not unknown, "the dashboard queries metrics no broker exports:\n  " + "\n  ".join(unknown)
+    assert not unknown, "the dashboard queries what no broker exports:\n  " + "\n  ".join(unknown)
     uids = {json.dumps(p["datasource"], sort_keys=True) for p in d["panels"] if "datasource" in p}
     assert uids == {json.dumps({"type": "prometheus", "uid": source["uid"]}, sort_keys=True)}, uids
-    print("     %d panels, %d metrics queried, all exported: %s" % (
+    print("     %d panels, %d metrics queried, each exported with the labels used: %s" % (
         sum(1 for p in d["panels"] if p["type"] != "row"), len(queried), " ".join(sorted(queried))), flush=True)
 
 
