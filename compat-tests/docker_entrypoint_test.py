@@ -10,11 +10,13 @@ the image installs them, on loopback, against the real broker binary.
     its VOLUME, exposes 9092 and the admin port;
   - the entrypoint maps RUNNEL_* to --override as apache/kafka's image maps
     KAFKA_* (`_` -> `.`, `__` -> `_`, `___` -> `-`), derives listeners from
-    advertised.listeners, leaves RUNNEL_BROKERS (the CLI's) alone, and runs
-    its arguments instead when given some: checked on the exact argv;
+    advertised.listeners, leaves RUNNEL_BROKERS (the CLI's) alone, passes
+    flag arguments on to `runnel serve` and runs other arguments instead:
+    checked on the exact argv;
   - with the image's ENV and a RUNNEL_* environment, the entrypoint starts
     the real broker: it answers on the mapped listener, writes its logs in
-    the mapped log dir, takes the mapped num.partitions, and its admin
+    the mapped log dir, takes num.partitions from its argument over the
+    variable (`docker run IMAGE --override ...`), and its admin
     listener turns ready; the HEALTHCHECK command passes then, fails on a
     503, and fails once the broker, stopped by pid, is down.
 
@@ -205,7 +207,9 @@ def mapping_rules(image):
     got = overrides(recorded_argv(image, image.env(RUNNEL_LISTENERS="PLAINTEXT://127.0.0.1:1234",
                                                    RUNNEL_ADVERTISED_LISTENERS="PLAINTEXT://h:1234")))
     assert got["listeners"] == "PLAINTEXT://127.0.0.1:1234", got
-    # Arguments: run instead of the broker.
+    # Arguments: flags go to `runnel serve` after the overrides; anything else runs instead of the broker.
+    argv = recorded_argv(image, image.env(), ["--override", "num.partitions=9"])
+    assert argv[-2:] == ["--override", "num.partitions=9"] and overrides(argv)["log.dirs"], argv
     assert recorded_argv(image, image.env(), ["runnel", "apis"]) == ["apis"]
     print("     _ . __ _ ___ -, runnel.* keys, listeners from advertised.listeners, RUNNEL_BROKERS left out", flush=True)
 
@@ -219,11 +223,11 @@ def real_broker(image):
                     RUNNEL_LISTENERS="PLAINTEXT://127.0.0.1:%d" % port,
                     RUNNEL_ADVERTISED_LISTENERS="PLAINTEXT://127.0.0.1:%d" % port,
                     RUNNEL_RUNNEL_ADMIN_LISTENERS="http://127.0.0.1:%d" % admin,
-                    RUNNEL_NUM_PARTITIONS="3",
+                    RUNNEL_NUM_PARTITIONS="2",
                     RUNNEL_NODE_ID="7")
     log_path = os.path.join(tmp, "broker.log")
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(image.entrypoint, env=env, cwd=REPO, stdin=subprocess.DEVNULL, stdout=log,
+    with open(log_path, "wb") as log:  # `docker run IMAGE --override ...`: the argument wins over the variable
+        proc = subprocess.Popen(image.entrypoint + ["--override", "num.partitions=3"], env=env, cwd=REPO, stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, preexec_fn=set_parent_death_signal)
     try:
         wait_until(lambda: proc.poll() is None and image.healthy(env), BOUND, "the HEALTHCHECK to pass", poll=0.2)
@@ -241,7 +245,8 @@ def real_broker(image):
         for p in range(3):
             assert os.path.isdir(os.path.join(data, "entrypoint-topic-%d" % p)), os.listdir(data)
         assert os.path.isfile(os.path.join(data, "meta.properties")), os.listdir(data)
-        print("     node 7 on the mapped listener, 3 partitions by num.partitions, logs in the mapped dir; "
+        print("     node 7 on the mapped listener, num.partitions 3 (the argument over the variable's 2), "
+              "logs in the mapped dir; "
               "healthy once ready", flush=True)
 
         os.kill(proc.pid, signal.SIGTERM)

@@ -11,12 +11,14 @@
 # As in apache/kafka's image, listeners defaults to advertised.listeners with
 # every host made 0.0.0.0; with neither set, to PLAINTEXT://0.0.0.0:9092 (the
 # shipped file's 127.0.0.1 is unreachable from outside a container; its
-# advertised 127.0.0.1:9092 fits `docker run -p 127.0.0.1:9092:9092`). RUNNEL_BROKERS is the CLI's bootstrap list, not a
-# broker config, and is left alone. With arguments, the image runs them
-# instead (`docker run IMAGE runnel apis`).
+# advertised 127.0.0.1:9092 fits `docker run -p 127.0.0.1:9092:9092`).
+# RUNNEL_BROKERS is the CLI's bootstrap list, not a broker config, and is
+# left alone. Arguments that start with `-` go to `runnel serve` after the
+# overrides, so they win (`docker run IMAGE --override k=v`); other
+# arguments are run instead (`docker run IMAGE runnel apis`).
 set -euo pipefail
 
-if (($#)); then
+if (($#)) && [[ $1 != -* ]]; then
   exec "$@"
 fi
 
@@ -45,4 +47,4 @@ while IFS= read -r name; do
   overrides+=(--override "$(config_key "$name")=${!name}")
 done < <(compgen -e | grep '^RUNNEL_' | sort)
 
-exec runnel serve config/server.properties "${overrides[@]}"
+exec runnel serve config/server.properties "${overrides[@]}" "$@"
