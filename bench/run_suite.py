@@ -566,7 +566,7 @@ def write_markdown(path, cfg, machine, summary, png_name, runs):
 
 
 def write_chart(path, cfg, summary, runs):
-    """Four panels with gnuplot: produce records/s, consume MB/s, end-to-end latency, start/recovery/RSS."""
+    """Six panels with gnuplot: produce records/s, consume MB/s, end-to-end latency, start, recovery, RSS."""
     work = tempfile.mkdtemp(prefix="runnel-bench-chart-")
     systems = ["runnel", "runnel-nofsync", "kafka", "mock"]
 
@@ -590,52 +590,60 @@ def write_chart(path, cfg, summary, runs):
         for p, key in (("p50", "e2e_p50_ms"), ("p99", "e2e_p99_ms"), ("p99.9", "e2e_p999_ms")):
             f.write('"%s" %s\n' % (p, " ".join(cell(median(runs, "e2e_latency", s, ["result", "consume", key]))
                                                for s in systems)))
-    with open(os.path.join(work, "start.dat"), "w") as f:
-        f.write('"start to produce (ms)" %s\n' % " ".join(
-            cell(median(runs, "startup", s, ["start_to_first_produce_ms"])) for s in systems))
-        f.write('"recovery (ms)" %s\n' % " ".join(
-            cell(median(runs, "consume_1k_backlog", s, ["recovery_ms"])) for s in systems))
-        f.write('"idle RSS (MiB)" %s\n' % " ".join(cell(median(runs, "startup", s, ["idle_rss_mib"]))
-                                                   for s in systems))
-    plot = "plot " + ", ".join(
-        "'%%s' using %d:xtic(1) title '%s' lc rgb '%s'" % (i + 2, LABEL[s], c)
-        for i, (s, c) in enumerate(zip(systems, ["#1f77b4", "#9ecae1", "#d62728", "#7f7f7f"])))
+    for name, label, workload, key in (("start.dat", "start to produce", "startup", "start_to_first_produce_ms"),
+                                       ("recovery.dat", "recovery", "consume_1k_backlog", "recovery_ms"),
+                                       ("rss.dat", "idle RSS", "startup", "idle_rss_mib")):
+        with open(os.path.join(work, name), "w") as f:
+            f.write('"%s" %s\n' % (label, " ".join(cell(median(runs, workload, s, [key])) for s in systems)))
+    bars = ["'%%s' using %d:xtic(1) title '%s' lc rgb '%s'" % (i + 2, LABEL[s], c)
+            for i, (s, c) in enumerate(zip(systems, ["#1f77b4", "#9ecae1", "#d62728", "#7f7f7f"]))]
+    # Each bar's value above it: bar i of a cluster stands (i - (n-1)/2) / (n + gap) from the cluster's x.
+    values = ["'%%s' using ($0 + %g):%d:(sprintf($%d >= 100 ? '%%.0f' : '%%.3g', $%d)) with labels offset 0,0.6 "
+              "font ',8' notitle" % ((i - (len(systems) - 1) / 2) / (len(systems) + 1), i + 2, i + 2, i + 2)
+              for i in range(len(systems))]
 
-    def panel(name):
+    def panel(name, labelled=True):
         """The panel's plot command, or an empty frame saying so when nothing was measured."""
         data = os.path.join(work, name)
         with open(data) as f:
             if any(v != "-" for line in f for v in line.rsplit('"', 1)[1].split()):
-                return plot.replace("%s", data)
-        return ("set xrange [0:1]; set yrange [1:10]; set label 1 'not measured in this run' at graph 0.5,0.5 center; "
-                "plot 1/0 notitle; unset label 1; set autoscale x; set autoscale y")
+                return ("plot " + ", ".join(bars + (values if labelled else []))).replace("%s", data)
+        return ("set xrange [0:1]; set yrange [0:1]; set label 1 'not measured in this run' at graph 0.5,0.5 center; "
+                "plot 1/0 notitle; unset label 1; set autoscale x; set yrange [0:*]")
 
+    # Every value axis starts at zero (a bar's length is its value) and the
+    # legend stands right of the plot area, never over a bar.
     script = """
-set terminal pngcairo size 1400,1000 font ',10'
+set terminal pngcairo size 1800,1000 font ',10'
 set output '%(out)s'
 set datafile missing '-'
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.9 border -1
-set key top right
+set key outside right top vertical Left reverse
 set grid ytics
-set multiplot layout 2,2 title 'Runnel vs Kafka 4.1.1 vs librdkafka mock, %(date)s (%(mode)s; load avg %(load).1f on 2 cores)'
+set yrange [0:*]
+set offsets 0, 0, graph 0.05, 0
+set multiplot layout 2,3 title 'Runnel vs Kafka 4.1.1 vs librdkafka mock, %(date)s (%(mode)s; load avg %(load).1f on 2 cores)'
 set title 'Produce throughput (k records/s, higher is better)'
 set xtics rotate by -30
 %(p_prod)s
 set title 'Consume and backlog fill (MB/s, higher is better)'
 set xtics norotate
 %(p_cons)s
-set title 'End-to-end latency at %(rate)s records/s (ms, log scale, lower is better)'
-set logscale y
+set title 'End-to-end latency at %(rate)s records/s (ms, lower is better)'
 %(p_e2e)s
-set title 'Start, recovery after SIGKILL, idle memory (log scale, lower is better)'
+set title 'Start to first produce (ms, lower is better)'
 %(p_start)s
+set title 'Recovery after SIGKILL (ms, lower is better)'
+%(p_recovery)s
+set title 'Idle RSS (MiB, lower is better)'
+%(p_rss)s
 unset multiplot
 """ % {"out": path, "date": cfg["date"], "mode": "quick" if cfg["quick"] else "full",
        "load": cfg.get("load_median", 0), "rate": format(cfg.get("e2e_rate", 0), ","),
-       "p_prod": panel("produce.dat"), "p_cons": panel("consume.dat"), "p_e2e": panel("e2e.dat"),
-       "p_start": panel("start.dat")}
+       "p_prod": panel("produce.dat", labelled=False), "p_cons": panel("consume.dat"), "p_e2e": panel("e2e.dat"),
+       "p_start": panel("start.dat"), "p_recovery": panel("recovery.dat"), "p_rss": panel("rss.dat")}
     with open(os.path.join(work, "chart.gp"), "w") as f:
         f.write(script)
     subprocess.run(["gnuplot", os.path.join(work, "chart.gp")], check=True)
