@@ -28,6 +28,12 @@ def rate(metric, selector, by=None):
     return "sum by (%s) (%s)" % (by, inner) if by else "sum(%s)" % inner
 
 
+def quantile(q, histogram, selector, by):
+    """The q-quantile of a histogram's rate, by the given labels."""
+    return "histogram_quantile(%s, sum by (le, %s) (rate(%s_bucket{%s}[$__rate_interval])))" % (
+        q, by, histogram, selector)
+
+
 class Stat:
     kind, per_line, height = "stat", 6, 4
 
@@ -76,6 +82,58 @@ ROWS = [
         Graph("Connections per listener",
               "sum by (instance, listener) (kafka_server_socket_server_metrics_connection_count{%s})" % BROKER,
               "{{listener}} on {{instance}}", "none", "Open connections, by broker and listener"),
+    ]),
+    ("Request errors and latency", [
+        Graph("Errors per API", rate("kafka_network_requestmetrics_errors_total", 'error!="NONE",' + BROKER,
+                                     "request, error"),
+              "{{request}} {{error}}", "cps",
+              "kafka.network:type=RequestMetrics,name=ErrorsPerSec: error codes answered other than NONE, per second"),
+        Graph("Request time p99 per API", quantile(0.99, "kafka_network_requestmetrics_totaltimems", BROKER, "request"),
+              "{{request}}", "ms", "kafka.network:type=RequestMetrics,name=TotalTimeMs, 99th percentile"),
+        Graph("Request time p50 per API", quantile(0.5, "kafka_network_requestmetrics_totaltimems", BROKER, "request"),
+              "{{request}}", "ms", "kafka.network:type=RequestMetrics,name=TotalTimeMs, median"),
+        Graph("Requests in flight", "kafka_network_requestchannel_requestqueuesize{%s}" % BROKER, "{{instance}}",
+              "none", "Requests read and not yet answered (Kafka's RequestQueueSize and its handlers together)"),
+        Graph("Request memory", "kafka_network_socketserver_memorypoolused{%s}" % BROKER, "{{instance}}", "bytes",
+              "kafka.network:type=SocketServer,name=MemoryPoolUsed (queued.max.request.bytes bounds it)"),
+    ]),
+    ("Replication", [
+        Stat("Active controllers", "sum(kafka_controller_kafkacontroller_activecontrollercount{%s})" % BROKER, "none",
+             "kafka.controller:type=KafkaController,name=ActiveControllerCount: 1 in a healthy cluster"),
+        Stat("Offline partitions", "sum(kafka_controller_kafkacontroller_offlinepartitionscount{%s})" % BROKER,
+             "none", "kafka.controller:type=KafkaController,name=OfflinePartitionsCount"),
+        Stat("Under-replicated", "sum(kafka_server_replicamanager_underreplicatedpartitions{%s})" % BROKER, "none",
+             "kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions"),
+        Stat("Under min ISR", "sum(kafka_server_replicamanager_underminisrpartitioncount{%s})" % BROKER, "none",
+             "kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount: acks=all produce fails"),
+        Stat("Partitions", "sum(kafka_server_replicamanager_partitioncount{%s})" % BROKER, "none",
+             "kafka.server:type=ReplicaManager,name=PartitionCount, replicas over every broker"),
+        Stat("Producer ids", "sum(kafka_server_replicamanager_produceridcount{%s})" % BROKER, "none",
+             "kafka.server:type=ReplicaManager,name=ProducerIdCount"),
+        Graph("Leaders per broker", "kafka_server_replicamanager_leadercount{%s}" % BROKER, "{{instance}}", "none",
+              "kafka.server:type=ReplicaManager,name=LeaderCount"),
+        Graph("ISR shrinks and expands",
+              "sum by (instance) (rate(kafka_server_replicamanager_isrshrinks_total{%s}[$__rate_interval])) - "
+              "sum by (instance) (rate(kafka_server_replicamanager_isrexpands_total{%s}[$__rate_interval]))"
+              % (BROKER, BROKER), "{{instance}}", "cps",
+              "IsrShrinksPerSec less IsrExpandsPerSec: above zero while replicas fall out"),
+        Graph("fsync p99", quantile(0.99, "kafka_log_logflushstats_logflushrateandtimems", BROKER, "instance"),
+              "{{instance}}", "ms", "kafka.log:type=LogFlushStats,name=LogFlushRateAndTimeMs, 99th percentile"),
+    ]),
+    ("Groups", [
+        Graph("Groups per coordinator", "kafka_coordinator_group_groupmetadatamanager_numgroups{%s}" % BROKER,
+              "{{instance}}", "none", "kafka.coordinator.group:type=GroupMetadataManager,name=NumGroups"),
+        Graph("Groups rebalancing",
+              "kafka_coordinator_group_groupmetadatamanager_numgroupspreparingrebalance{%s} + "
+              "kafka_coordinator_group_groupmetadatamanager_numgroupscompletingrebalance{%s}" % (BROKER, BROKER),
+              "{{instance}}", "none", "NumGroupsPreparingRebalance plus NumGroupsCompletingRebalance"),
+        Graph("Consumer lag", "sum by (consumergroup, topic) (kafka_consumergroup_lag{%s})" % TOPIC,
+              "{{consumergroup}} {{topic}}", "short",
+              "High watermark less the committed offset, summed over the topic's partitions (kafka_exporter's name)"),
+        Graph("Appends per group commit",
+              "sum by (instance) (rate(runnel_log_group_commit_size_sum{%s}[$__rate_interval])) / "
+              "sum by (instance) (rate(runnel_log_group_commit_size_count{%s}[$__rate_interval]))" % (BROKER, BROKER),
+              "{{instance}}", "none", "acks=all appends made durable by one fdatasync round, on average"),
     ]),
     ("Partitions", [
         Graph("Log size", "kafka_log_log_size{%s}" % TOPIC, PARTITION, "bytes",
