@@ -1,10 +1,11 @@
 // POST /v3/clusters/{cluster_id}/topics/{topic}/records: REST Proxy v3's
 // produce (v3_records_json.h has the JSON). The body is concatenated JSON
-// records, read as it arrives: the records of each read are produced
-// together (one Produce, a batch per partition) and their delivery
-// reports, one per record in order, written back at once. A chunked
-// request (streaming mode) gets a chunked answer that grows as records
-// arrive; a request with a Content-Length gets its reports in one answer.
+// records. A chunked request (streaming mode) is produced as it arrives:
+// the records of each read together (one Produce, a batch per partition),
+// their delivery reports, one per record in order, written back at once
+// in a chunked answer that grows as records arrive. A request with a
+// Content-Length is produced once read (every kBatchBytes of a large one)
+// and gets its reports in one answer.
 // The HTTP status is 200 once records are accepted; each report carries
 // its own error_code. Before any record: 415 for a Content-Type other than
 // application/json, 404 for another cluster's id or an unknown topic, 400
@@ -22,6 +23,9 @@ namespace runnel::broker::admin::rest {
 namespace json = boost::json;
 
 namespace {
+
+// How much of a body of known length is parsed before it is produced.
+constexpr size_t kBatchBytes = 1024 * 1024;
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
@@ -102,8 +106,9 @@ awaitable<bool> v3_produce(Exchange& ex, const std::string& cluster, const std::
   size_t value_bytes = 0;
   std::optional<RestError> stop;  // what ends the stream early
   std::string& body = ex.parser.get().body();
+  std::vector<json::value> values;  // parsed, not yet produced
+  size_t pending_bytes = 0;
   for (;;) {
-    std::vector<json::value> values;
     size_t at = 0;
     while (at < body.size() && !stop) {
       if (!in_value) {
@@ -121,6 +126,7 @@ awaitable<bool> v3_produce(Exchange& ex, const std::string& cluster, const std::
         values.push_back(parser.release());
         parser.reset();
         in_value = false;
+        pending_bytes += value_bytes;
         value_bytes = 0;
       } else if (value_bytes > kMaxRecordJson) {
         stop = errors::too_large(kMaxRecordJson);
@@ -134,8 +140,13 @@ awaitable<bool> v3_produce(Exchange& ex, const std::string& cluster, const std::
       else values.push_back(parser.release());
       in_value = false;
     }
-    if (!values.empty()) {
+    // A stream's records are produced as each read brings them; a body of
+    // known length is produced when read, or every kBatchBytes of it.
+    const bool produce_now = out.streamed || stop || ex.parser.is_done() || pending_bytes >= kBatchBytes;
+    if (!values.empty() && produce_now) {
       const std::vector<std::string> reports = co_await produce_values(ex, cluster, topic, partitions, values);
+      values.clear();
+      pending_bytes = 0;
       for (const auto& r : reports)
         if (!co_await out.add(r)) co_return false;
     }
