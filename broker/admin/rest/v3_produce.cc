@@ -10,7 +10,8 @@
 // its own error_code. Before any record: 415 for a Content-Type other than
 // application/json, 404 for another cluster's id or an unknown topic, 400
 // for a body that is not JSON. A record that is not JSON ends the stream
-// with a 400 report and the connection.
+// with a 400 report, and the connection unless the body was read to its end.
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/stream_parser.hpp>
 #include <boost/beast/http/read.hpp>
 
@@ -101,7 +102,11 @@ awaitable<bool> v3_produce(Exchange& ex, const std::string& cluster, const std::
   const int32_t partitions = std::get<int32_t>(found);
 
   Reports out(ex, ex.request().chunked());
+  // Each record's JSON in its own monotonic arena: one allocation per
+  // record rather than one per node, freed with the record.
+  const auto arena = [] { return json::make_shared_resource<json::monotonic_resource>(); };
   json::stream_parser parser;
+  parser.reset(arena());
   bool in_value = false;  // the parser holds part of a record
   size_t value_bytes = 0;
   std::optional<RestError> stop;  // what ends the stream early
@@ -124,7 +129,7 @@ awaitable<bool> v3_produce(Exchange& ex, const std::string& cluster, const std::
         stop = errors::bad_request("the body is not JSON records: " + ec.message());
       } else if (parser.done()) {
         values.push_back(parser.release());
-        parser.reset();
+        parser.reset(arena());
         in_value = false;
         pending_bytes += value_bytes;
         value_bytes = 0;
@@ -161,18 +166,13 @@ awaitable<bool> v3_produce(Exchange& ex, const std::string& cluster, const std::
       stop = errors::bad_request("the request body could not be read: " + ec.message());
     }
   }
-  if (stop && out.count == 0) {
-    co_await send_error(ex, *stop);
-    co_return false;
-  }
+  // The connection carries another request only if this one's body was
+  // read to its end (send() says so to the client).
+  if (stop && out.count == 0) co_return co_await send_error(ex, *stop);
   if (stop && !co_await out.add(stop->to_json())) co_return false;
-  if (out.streamed) {
-    const bool keep = co_await out.chunked.finish();
-    co_return keep && !stop;
-  }
+  if (out.streamed) co_return co_await out.chunked.finish();
   if (out.count == 0) co_return co_await send_error(ex, errors::bad_request("Request body is empty. Data is required."));
-  const bool keep = co_await send(ex, http::status::ok, "application/json", std::move(out.whole));
-  co_return keep && !stop;
+  co_return co_await send(ex, http::status::ok, "application/json", std::move(out.whole));
 }
 
 }  // namespace runnel::broker::admin::rest
