@@ -18,7 +18,8 @@ is as small as Python allows; every answer is checked (--batch reports of
 error_code 200, or offsets without an error), and every path's topic must
 hold exactly --records records at the end. The paths take turns, --rounds
 times; the table gives each round's records/s and MB/s (value bytes) and
-the ratio of each REST path to kafka in the same round. The broker and the
+the ratio of each REST path to kafka in the same round, and the broker's
+CPU seconds (user + system, /proc) per million records on each path. The broker and the
 client share the machine, so the numbers are the machine's, not the
 broker's alone.
 
@@ -105,6 +106,13 @@ def post_all(port, path, content_type, bodies, connections, check):
     return took
 
 
+def cpu_seconds(pid):
+    """User plus system CPU time the process has used."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def end_offset(bootstrap, topic):
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "rest-bench"})
     try:
@@ -156,16 +164,21 @@ def main():
             topics = {p: "rest-bench-%s-%d" % (p, rnd) for p in ("v3", "v2", "kafka")}
             for f in admin.create_topics([NewTopic(t, 1, 1) for t in topics.values()]).values():
                 f.result(timeout=30)
-            took = {}
+            took, cpu = {}, {}
+            pid = broker.proc.pid
+            before = cpu_seconds(pid)
             took["v3"] = post_all(port, "/v3/clusters/%s/topics/%s/records" % (cluster, topics["v3"]),
                                   "application/json", v3, args.connections, v3_ok)
+            cpu["v3"], before = cpu_seconds(pid) - before, cpu_seconds(pid)
             took["v2"] = post_all(port, "/topics/%s" % topics["v2"], "application/vnd.kafka.binary.v2+json",
                                   v2, args.connections, v2_ok)
+            cpu["v2"], before = cpu_seconds(pid) - before, cpu_seconds(pid)
             start = time.monotonic()
             subprocess.run(["kcat", "-P", "-q", "-b", broker.bootstrap, "-t", topics["kafka"], "-p", "0",
                             "-X", "acks=all", "-X", "batch.num.messages=%d" % args.batch, "-X", "linger.ms=5",
                             "-l", lines], check=True, timeout=600)
             took["kafka"] = time.monotonic() - start
+            cpu["kafka"] = cpu_seconds(pid) - before
             for p, t in topics.items():
                 end = end_offset(broker.bootstrap, t)
                 if end != args.records:
@@ -173,7 +186,8 @@ def main():
             row = {"round": rnd + 1}
             for p in ("v3", "v2", "kafka"):
                 row[p] = {"seconds": round(took[p], 3), "records_per_s": round(args.records / took[p]),
-                          "mb_per_s": round(mb / took[p], 2)}
+                          "mb_per_s": round(mb / took[p], 2),
+                          "broker_cpu_s_per_million": round(cpu[p] * 1e6 / args.records, 2)}
             for p in ("v3", "v2"):
                 row[p]["ratio_to_kafka"] = round(took["kafka"] / took[p], 3)
             rows.append(row)
@@ -183,13 +197,13 @@ def main():
                 for p in ("v3", "v2", "kafka")), flush=True)
         del admin  # its connections close before the broker stops
     print()
-    print("| round | v3 rec/s | v3 MB/s | v3/kafka | v2 rec/s | v2 MB/s | v2/kafka | kafka (kcat) rec/s | kafka MB/s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| round | path | records/s | MB/s | / kafka | broker CPU s per 1M records |")
+    print("|---|---|---|---|---|---|")
     for r in rows:
-        print("| %d | %d | %.1f | %.2f | %d | %.1f | %.2f | %d | %.1f |" % (
-            r["round"], r["v3"]["records_per_s"], r["v3"]["mb_per_s"], r["v3"]["ratio_to_kafka"],
-            r["v2"]["records_per_s"], r["v2"]["mb_per_s"], r["v2"]["ratio_to_kafka"],
-            r["kafka"]["records_per_s"], r["kafka"]["mb_per_s"]))
+        for p in ("v3", "v2", "kafka"):
+            print("| %d | %s | %d | %.1f | %s | %.2f |" % (
+                r["round"], p, r[p]["records_per_s"], r[p]["mb_per_s"],
+                "%.2f" % r[p]["ratio_to_kafka"] if p != "kafka" else "1", r[p]["broker_cpu_s_per_million"]))
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     out = os.path.join(HERE, "results", "rest_bench-%s.json" % datetime.date.today().isoformat())
     with open(out, "w") as f:
