@@ -253,6 +253,22 @@ def v3_streaming(broker):
             seen += part
     assert seen.startswith(b"HTTP/1.1 200 OK"), seen[:100]
 
+    # Expect: 100-continue (curl's way with a body over 1 KiB): told to go on
+    # before the body is sent.
+    body = json.dumps({"value": {"type": "STRING", "data": "c" * 2000}}).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as s:
+        s.sendall(("POST /v3/clusters/%s/topics/%s/records HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                   "Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n"
+                   % (cid, topic, len(body))).encode())
+        interim = s.recv(65536)
+        assert interim == b"HTTP/1.1 100 Continue\r\n\r\n", interim
+        s.sendall(body)
+        seen = b""
+        while b'"offset":%d' % (n + 3) not in seen:
+            part = s.recv(65536)
+            assert part, "connection closed: %r" % seen
+            seen += part
+
 
 def v3_errors(broker):
     rest = Rest(broker)

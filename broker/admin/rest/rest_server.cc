@@ -1,5 +1,9 @@
 #include "broker/admin/rest/rest_server.h"
 
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/string.hpp>
+
+#include "broker/admin/admin_server.h"
 #include "broker/admin/rest/endpoints.h"
 #include "broker/broker.h"
 
@@ -116,6 +120,15 @@ awaitable<bool> serve(beast::tcp_stream& stream, beast::flat_buffer& buffer,
   Exchange ex{stream, buffer, parser, service, path ? std::move(*path) : std::vector<std::string>{},
               q == std::string_view::npos ? std::string() : std::string(target.substr(q + 1)), RestClient{peer}};
   if (!path || ex.path.empty()) co_return co_await send_error(ex, errors::not_found());
+  // curl sends a body over 1 KiB only once told to (or after a second).
+  if (!parser.is_done() && beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+    static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    stream.expires_after(kIdleTimeout);
+    auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(kContinue.data(), kContinue.size()),
+                                                as_tuple_awaitable);
+    (void)wn;
+    if (wec) co_return false;
+  }
   co_return co_await route(ex);
 }
 
