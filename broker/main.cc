@@ -7,6 +7,7 @@
 
 #include "broker/admin/admin_server.h"
 #include "broker/admin/metrics.h"
+#include "broker/admin/rest/rest_server.h"
 #include "broker/api_registry.h"
 #include "broker/broker.h"
 #include "broker/logging.h"
@@ -98,8 +99,9 @@ int serve(int argc, char** argv) {
       if (!started || broker.stopping()) return false;
       return !broker.in_cluster() || (broker.cluster_member() && broker.cluster_member()->registered());
     };
+    admin::rest::RestService rest(broker);
     admin::AdminState admin_state{ready, [&] { return admin::render_metrics(broker); },
-                                  [&](std::string_view path) { return admin::status_json(broker, path); }};
+                                  [&](std::string_view path) { return admin::status_json(broker, path); }, &rest};
     admin::AdminServer admin_server(io, std::move(admin_state));
     admin_server.bind(admin::admin_listeners(broker.config()));
     broker.join_cluster();

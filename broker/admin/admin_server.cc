@@ -7,6 +7,7 @@
 #include <boost/beast/http/write.hpp>
 
 #include "broker/admin/prometheus_text.h"
+#include "broker/admin/rest/rest_server.h"
 #include "broker/logging.h"
 #include "broker/server.h"
 
@@ -27,6 +28,11 @@ Response text_response(http::status status, unsigned version, std::string_view c
   return res;
 }
 
+std::string_view path_of(const http::request<http::string_body>& request) {
+  const std::string_view target(request.target().data(), request.target().size());
+  return target.substr(0, target.find('?'));
+}
+
 bool is_parse_error(const error_code& ec) { return ec.category() == beast::http::make_error_code(http::error::bad_method).category(); }
 
 // One connection: requests in turn until the peer closes, an error, a
@@ -36,10 +42,22 @@ awaitable<void> session(tcp::socket socket, const AdminState& state) {
   beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
-    parser.body_limit(kBodyLimit);
+    parser.body_limit(boost::none);  // the REST endpoints bound their own bodies
     parser.header_limit(kHeaderLimit);
     stream.expires_after(kIdleTimeout);
-    auto [ec, n] = co_await http::async_read(stream, buffer, parser, as_tuple_awaitable);
+    auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, as_tuple_awaitable);
+    error_code ec = hec;
+    if (!ec && state.rest && rest::is_rest_path(path_of(parser.get()))) {
+      if (!co_await rest::serve(stream, buffer, parser, *state.rest)) break;
+      continue;
+    }
+    if (!ec && parser.content_length() && *parser.content_length() > kBodyLimit) ec = http::error::body_limit;
+    if (!ec && !parser.is_done()) {
+      parser.body_limit(kBodyLimit);
+      stream.expires_after(kIdleTimeout);
+      auto [bec, bn] = co_await http::async_read(stream, buffer, parser, as_tuple_awaitable);
+      ec = bec;
+    }
     if (ec) {
       if (is_parse_error(ec) && ec != http::error::end_of_stream && ec != http::error::partial_message) {
         Response bad = text_response(http::status::bad_request, 11, "text/plain", "bad request\n");
@@ -65,8 +83,7 @@ awaitable<void> session(tcp::socket socket, const AdminState& state) {
 
 Response respond(const http::request<http::string_body>& request, const AdminState& state) {
   const unsigned v = request.version();
-  const std::string_view target(request.target().data(), request.target().size());
-  const std::string_view path = target.substr(0, target.find('?'));
+  const std::string_view path = path_of(request);
   std::optional<JsonAnswer> document;
   if (path.starts_with("/v1/") && state.json) document = state.json(path);
   const bool known = path == "/v1/status/live" || path == "/v1/status/ready" || path == "/metrics" || document;

@@ -5,9 +5,11 @@
 //   GET /v1/status/ready  200 {"ready":true} once the broker is ready, else 503;
 //   GET /metrics          the Prometheus text (metrics.h);
 //   GET /v1/brokers, /v1/topics, /v1/partitions/<topic>  JSON (status_json.h);
+//   /v3/..., /topics/...  the REST Proxy compatible endpoints (rest/rest_server.h),
+//                         which read their own bodies;
 // any other path 404, any other method on these 405. A request that does
 // not parse gets 400 and the connection is closed; so is one idle for
-// kIdleTimeout. Bodies are limited to kBodyLimit (no endpoint takes one).
+// kIdleTimeout. Other bodies are limited to kBodyLimit (no endpoint takes one).
 #pragma once
 
 #include <functional>
@@ -24,6 +26,10 @@
 
 namespace runnel::broker::admin {
 
+namespace rest {
+class RestService;
+}
+
 namespace http = boost::beast::http;
 
 inline constexpr std::chrono::seconds kIdleTimeout{30};
@@ -35,6 +41,7 @@ struct AdminState {
   std::function<bool()> ready;
   std::function<std::string()> metrics;  // Prometheus text
   std::function<std::optional<JsonAnswer>(std::string_view path)> json;  // nullopt: no such document
+  rest::RestService* rest = nullptr;      // the REST endpoints; none when null
 };
 
 // The answer to one parsed request (keep-alive left to the caller).

@@ -84,6 +84,10 @@ BROKER_SETTINGS = {
     "group.initial.rebalance.delay.ms": "0",
 }
 
+# One Runnel broker also serves HTTP (its admin listener's REST endpoints),
+# named to the drivers as $MATRIX_HTTP; Kafka has no HTTP ingest.
+RUNNEL_HTTP = {"runnel.admin.listeners": "http://127.0.0.1:0"}
+
 # A cluster's brokers get these too: every partition (the offsets topic's
 # too) on all three, acks=all needing two of them. Both systems detect a
 # dead broker after 3 s (cluster_harness.Cluster's session timeout; Kafka's
@@ -144,6 +148,9 @@ class SingleBroker:
         self.bootstrap = broker.bootstrap
         self.brokers_env = "1@" + broker.bootstrap
         self.security_file = security_file  # --security FILE for the driver
+        # $MATRIX_HTTP for the driver: Runnel's admin listener (its REST endpoints).
+        admin_port = broker.admin_port() if hasattr(broker, "admin_port") else None
+        self.http = "http://127.0.0.1:%d" % admin_port if admin_port else None
 
     def kill_leader(self, topic, partition):
         return "no cluster: kill_leader ignored"
@@ -257,7 +264,7 @@ def start_broker(kind, runnel_binary, cache, cluster):
             return ThreeBrokers(cluster_harness.Cluster(CLUSTER_SIZE, runnel_binary, CLUSTER_SETTINGS,
                                                         session_timeout_ms=3000, heartbeat_interval_ms=1000)
                                 .__enter__())
-        return SingleBroker(runnel_harness.Runnel(runnel_binary, BROKER_SETTINGS).start())
+        return SingleBroker(runnel_harness.Runnel(runnel_binary, dict(BROKER_SETTINGS, **RUNNEL_HTTP)).start())
     jars = os.path.join(cache, "kafka-jars")
     if cluster:
         import kafka_cluster_harness
@@ -286,7 +293,9 @@ def run_client(client, brokers, cache, timeout, only=None):
         cmd += ["--security", brokers.security_file]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True, env=dict(os.environ, MATRIX_BROKERS=brokers.brokers_env,
-                                                             **({"MATRIX_ONLY": ",".join(only)} if only else {})))
+                                                             **({"MATRIX_ONLY": ",".join(only)} if only else {}),
+                                                             **({"MATRIX_HTTP": brokers.http}
+                                                                if getattr(brokers, "http", None) else {})))
     err = threading.Thread(target=pump_stderr, args=(proc.stderr, client), daemon=True)
     err.start()
     results = {}
