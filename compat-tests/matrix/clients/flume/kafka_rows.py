@@ -260,19 +260,25 @@ def produce(bootstrap, topic, records, config=None):
 
 
 def create_topic(bootstrap, topic, partitions):
+    """Creates topic (one replica per broker) and waits (bounded) until every
+    broker of bootstrap names a leader for each partition in its metadata."""
     from confluent_kafka.admin import AdminClient, NewTopic
+    brokers = bootstrap.split(",")
     a = AdminClient({"bootstrap.servers": bootstrap})
-    brokers = len(os.environ.get("MATRIX_BROKERS", "x").split(","))
-    for f in a.create_topics([NewTopic(topic, partitions, brokers)], request_timeout=30).values():
+    for f in a.create_topics([NewTopic(topic, partitions, len(brokers))], request_timeout=30).values():
         f.result(60)
     deadline = time.time() + 30
-    while time.time() < deadline:
-        md = a.list_topics(topic, timeout=10).topics.get(topic)
-        if md is not None and md.error is None and len(md.partitions) == partitions and \
-                all(p.leader >= 0 for p in md.partitions.values()):
-            return
-        time.sleep(0.3)
-    raise RuntimeError("topic %s has no leaders for its %d partitions after 30 s" % (topic, partitions))
+    for broker in brokers:
+        one = AdminClient({"bootstrap.servers": broker})
+        while True:
+            md = one.list_topics(topic, timeout=10).topics.get(topic)
+            if md is not None and md.error is None and len(md.partitions) == partitions and \
+                    all(p.leader >= 0 for p in md.partitions.values()):
+                break
+            if time.time() > deadline:
+                raise RuntimeError("%s names no leader of every partition of %s (%d) after 30 s"
+                                   % (broker, topic, partitions))
+            time.sleep(0.3)
 
 
 def read_topic(bootstrap, topic, partition, n, timeout=60.0):
@@ -383,3 +389,38 @@ def consumer_assignment(data):
         out[topic] = sorted(struct.unpack_from(">%di" % count, data, pos))
         pos += 4 * count
     return out
+
+
+# -- the security columns (--security FILE; ../../security_columns.py) ----------
+
+def security_columns(path):
+    """{scenario id: column} of a driver's --security FILE."""
+    with open(path) as f:
+        return json.load(f)
+
+
+def secured_settings(column, prefix):
+    """The column's kafka-clients settings (the Kafka sink row's: a PKCS12 key
+    store for mTLS) as agent properties under prefix ("kafka.consumer." ...),
+    escaped for java.util.Properties."""
+    return {prefix + k: v.replace("\\", "\\\\") for k, v in sink_driver.java_settings(column).items()}
+
+
+def check_secured_client(agent, kind, client_id, column):
+    """The client (kind "Consumer" or "Producer") logged the column's security
+    protocol and SASL mechanism; returns what it logged, for the detail."""
+    cfg = agent.client_config(kind, client_id)
+    if cfg is None:
+        raise AssertionError("agent log has no %sConfig block for client.id %s" % (kind, client_id))
+    said = "security.protocol=%s" % cfg.get("security.protocol")
+    if cfg.get("security.protocol") != column["security_protocol"]:
+        raise AssertionError("%s %s ran with %s, the column's is %s" % (kind, client_id, said,
+                                                                        column["security_protocol"]))
+    if "sasl_mechanism" in column:
+        if cfg.get("sasl.mechanism") != column["sasl_mechanism"]:
+            raise AssertionError("%s %s ran with sasl.mechanism=%s, the column's is %s"
+                                 % (kind, client_id, cfg.get("sasl.mechanism"), column["sasl_mechanism"]))
+        said += ", sasl.mechanism=%s" % cfg["sasl.mechanism"]
+    if "client_p12" in column:
+        said += ", ssl.keystore.type=%s" % cfg.get("ssl.keystore.type")
+    return said
