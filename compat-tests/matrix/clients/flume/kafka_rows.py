@@ -26,6 +26,9 @@ sys.dont_write_bytecode = True
 sink_driver = importlib.machinery.SourceFileLoader("flume_sink_driver", os.path.join(HERE, "run")).load_module()
 free_port = sink_driver.free_port
 Feeder = sink_driver.Feeder
+# partition0() and watch_leader() are its leader_failover's (failover.py).
+partition0 = sink_driver.failover.partition0
+watch_leader = sink_driver.failover.watch_leader
 
 NO_ADMIN = ("Flume has no admin client: an agent is sources, channels and sinks")
 
@@ -279,6 +282,24 @@ def create_topic(bootstrap, topic, partitions):
                 raise RuntimeError("%s names no leader of every partition of %s (%d) after 30 s"
                                    % (broker, topic, partitions))
             time.sleep(0.3)
+
+
+def full_isr_leader(admin, topic, brokers, timeout=30.0):
+    """Waits (bounded) until partition 0's ISR is every broker; returns its leader."""
+    deadline = time.time() + timeout
+    while True:
+        p = partition0(admin, topic)
+        if p is not None and p[1] == sorted(brokers) and p[0] in brokers:
+            return p[0]
+        if time.time() > deadline:
+            raise AssertionError("%s's ISR not %s after %.0f s: %s" % (topic, sorted(brokers), timeout, p))
+        time.sleep(0.2)
+
+
+def kill_leader_request(topic):
+    """Asks the harness to kill partition 0's leader (the matrix README)."""
+    print(json.dumps({"event": "kill_leader", "scenario": "leader_failover", "topic": topic, "partition": 0}),
+          flush=True)
 
 
 def read_topic(bootstrap, topic, partition, n, timeout=60.0):
