@@ -10,6 +10,7 @@ is Debian's confluent_kafka (librdkafka), the reader of the Kafka sink row.
 """
 
 import importlib.machinery
+import importlib.util
 import json
 import os
 import re
@@ -23,7 +24,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 # free_port() and Feeder (a netcat source's line-and-"OK" protocol) are the Kafka sink row's.
-sink_driver = importlib.machinery.SourceFileLoader("flume_sink_driver", os.path.join(HERE, "run")).load_module()
+_loader = importlib.machinery.SourceFileLoader("flume_sink_driver", os.path.join(HERE, "run"))
+sink_driver = importlib.util.module_from_spec(importlib.util.spec_from_loader(_loader.name, _loader))
+_loader.exec_module(sink_driver)
 free_port = sink_driver.free_port
 Feeder = sink_driver.Feeder
 # partition0() and watch_leader() are its leader_failover's (failover.py).
