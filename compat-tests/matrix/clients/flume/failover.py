@@ -32,6 +32,24 @@ def partition0(client, topic):
         return None
 
 
+def watch_leader(admin, topic, old):
+    """Starts a thread that appends partition 0's first leader other than old to
+    the list it returns, with the Event that stops it. From its own thread: a
+    metadata request that goes to the killed broker waits out its timeout, and
+    the driver must go on meanwhile."""
+    new, over = [], threading.Event()
+
+    def watch():
+        while not new and not over.is_set():
+            p = partition0(admin, topic)
+            if p is not None and p[0] not in (old, -1):
+                new.append(p[0])
+            else:
+                over.wait(0.5)
+    threading.Thread(target=watch, daemon=True).start()
+    return new, over
+
+
 class Log:
     """The agent log from where the scenario began."""
 
@@ -100,18 +118,6 @@ def run(agent, chain, bootstrap, brokers, log):
         return acked_seen[0]
 
     new, over = [], threading.Event()
-
-    def watch():
-        # From its own thread: a metadata request that goes to the killed
-        # broker waits out its timeout, and the feeding must go on meanwhile.
-        while not new and not over.is_set():
-            p = partition0(admin, topic)
-            if p is not None and p[0] not in (old, -1):
-                new.append(p[0])
-            else:
-                over.wait(0.5)
-
-    watcher = threading.Thread(target=watch, daemon=True)
     try:
         # The sink backs off 1 s each time it finds its channel empty.
         deadline = time.monotonic() + 30
@@ -121,7 +127,7 @@ def run(agent, chain, bootstrap, brokers, log):
         print(json.dumps({"event": "kill_leader", "scenario": "leader_failover", "topic": topic, "partition": 0}),
               flush=True)
         killed, at_change = time.monotonic(), None
-        watcher.start()
+        new, over = watch_leader(admin, topic, old)
         while at_change is None or acked() < at_change + AFTER:
             assert time.monotonic() < killed + 60, "60 s after the kill: new leader %s, %d of %d acknowledged" % (
                 new, acked(), len(sent))
