@@ -1,0 +1,289 @@
+#include "cli/producer.h"
+
+#include <set>
+#include <thread>
+
+#include "cli/kafka_errors.h"
+#include "protocol/messages/00_produce.h"
+#include "protocol/messages/22_init_producer_id.h"
+#include "protocol/records/batch_builder.h"
+
+namespace runnel::cli {
+
+using namespace protocol;
+using records::Compression;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+ByteView view_of(const std::string& s) { return ByteView(reinterpret_cast<const uint8_t*>(s.data()), s.size()); }
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Bytes a record adds to a batch, near enough for batch.size: its fields
+// plus the varints and attributes around them.
+size_t estimated_size(const ProducerRecord& r) {
+  size_t n = 16 + (r.key ? r.key->size() : 0) + (r.value ? r.value->size() : 0);
+  for (const auto& [k, v] : r.headers) n += 8 + k.size() + (v ? v->size() : 0);
+  return n;
+}
+
+}  // namespace
+
+Compression parse_compression(const std::string& name) {
+  if (name == "none") return Compression::none;
+  if (name == "gzip") return Compression::gzip;
+  if (name == "snappy") return Compression::snappy;
+  if (name == "lz4") return Compression::lz4;
+  if (name == "zstd") return Compression::zstd;
+  throw UsageError("compression is none, gzip, snappy, lz4 or zstd, got '" + name + "'");
+}
+
+Producer::Producer(Cluster& cluster, ProducerOptions options) : cluster_(cluster), options_(options) {
+  if (options_.idempotent) init_producer_id();
+}
+
+void Producer::init_producer_id() {
+  InitProducerIdRequest req;
+  req.transactional_id = std::nullopt;
+  req.transaction_timeout_ms = 60000;
+  auto resp = cluster_.with_retries([&] {
+    auto& conn = cluster_.any();
+    auto r = conn.call<InitProducerIdApi>(req, conn.version<InitProducerIdApi>());
+    check(r.error_code, "InitProducerId");
+    return r;
+  });
+  producer_id_ = resp.producer_id;
+  producer_epoch_ = resp.producer_epoch;
+}
+
+int32_t Producer::partition_count(const std::string& topic) {
+  auto it = partition_counts_.find(topic);
+  if (it != partition_counts_.end()) return it->second;
+  auto info = cluster_.with_retries([&] { return cluster_.topic(topic); });
+  int32_t n = static_cast<int32_t>(info.partitions.size());
+  if (n == 0) throw KafkaError(5, "topic '" + topic + "'", "it has no partitions yet");
+  partition_counts_[topic] = n;
+  return n;
+}
+
+int32_t Producer::choose_partition(const ProducerRecord& r) {
+  int32_t n = partition_count(r.topic);
+  if (r.partition) {
+    if (*r.partition < 0 || *r.partition >= n)
+      throw KafkaError(3, "partition " + r.topic + "/" + std::to_string(*r.partition),
+                       "the topic has " + std::to_string(n) + " partitions");
+    return *r.partition;
+  }
+  if (r.key) return partition_for_key(view_of(*r.key), n);
+  return sticky_.current(r.topic, n);
+}
+
+void Producer::send(ProducerRecord record) {
+  PartitionKey key{record.topic, choose_partition(record)};
+  size_t size = estimated_size(record);
+  auto it = open_.find(key);
+  if (it != open_.end() && it->second.bytes + size > options_.batch_size) {
+    seal(key);
+    it = open_.end();
+  }
+  if (it == open_.end()) {
+    Batch b;
+    b.topic = key.first;
+    b.partition = key.second;
+    b.opened = Clock::now();
+    it = open_.emplace(key, std::move(b)).first;
+  }
+  int64_t ts = record.timestamp_ms >= 0 ? record.timestamp_ms : now_ms();
+  it->second.records.push_back({std::move(record.key), std::move(record.value), std::move(record.headers), ts});
+  it->second.bytes += size;
+  if (it->second.bytes >= options_.batch_size) seal(key);
+  poll();
+}
+
+std::optional<std::chrono::milliseconds> Producer::time_to_linger() const {
+  std::optional<Clock::time_point> oldest;
+  for (const auto& [k, b] : open_)
+    if (!oldest || b.opened < *oldest) oldest = b.opened;
+  if (!oldest) return std::nullopt;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*oldest + options_.linger - Clock::now());
+  return std::max(left, std::chrono::milliseconds(0));
+}
+
+void Producer::poll() {
+  seal_lingered(false);
+  // Unlike the Java producer, sends happen on this thread: send what is
+  // sealed now so reading input and the network take turns.
+  while (!sealed_.empty()) send_round();
+}
+
+void Producer::flush() {
+  seal_lingered(true);
+  while (!sealed_.empty()) send_round();
+}
+
+void Producer::seal_lingered(bool all) {
+  auto now = Clock::now();
+  std::vector<PartitionKey> due;
+  for (const auto& [k, b] : open_)
+    if (all || b.opened + options_.linger <= now) due.push_back(k);
+  for (const auto& k : due) seal(k);
+}
+
+void Producer::seal(const PartitionKey& key) {
+  auto it = open_.find(key);
+  if (it == open_.end()) return;
+  Batch b = std::move(it->second);
+  open_.erase(it);
+  std::vector<records::Record> recs(b.records.size());
+  int64_t base_ts = b.records.front().timestamp_ms;
+  for (size_t i = 0; i < b.records.size(); ++i) {
+    const auto& o = b.records[i];
+    auto& r = recs[i];
+    r.offset_delta = static_cast<int32_t>(i);
+    r.timestamp_delta = o.timestamp_ms - base_ts;
+    if (o.key) r.key = view_of(*o.key);
+    if (o.value) r.value = view_of(*o.value);
+    for (const auto& [hk, hv] : o.headers) {
+      records::RecordHeader h;
+      h.key = hk;
+      if (hv) h.value = view_of(*hv);
+      r.headers.push_back(h);
+    }
+  }
+  records::BatchSpec spec;
+  spec.compression = options_.compression;
+  spec.base_timestamp = base_ts;
+  if (options_.idempotent) {
+    int32_t& seq = next_sequence_[key];
+    spec.producer_id = producer_id_;
+    spec.producer_epoch = producer_epoch_;
+    spec.base_sequence = seq;
+    // Sequences wrap at INT32_MAX back to 0.
+    seq = static_cast<int32_t>((static_cast<int64_t>(seq) + static_cast<int64_t>(recs.size())) % (int64_t{1} << 31));
+  }
+  b.built = records::build_batch(spec, recs);
+  sticky_.next(key.first, partition_count(key.first));
+  sealed_.push_back(std::move(b));
+}
+
+void Producer::send_round() {
+  struct Group {
+    BrokerConnection* conn;
+    std::vector<Batch> batches;
+    int32_t correlation_id = 0;
+    int16_t version = 0;
+    bool sent = false;
+  };
+  std::vector<Group> groups;
+  std::vector<Batch> retry;
+  auto fail_or_retry = [&](Batch&& b, int16_t code, const std::string& message) {
+    if (!is_retriable(code) || ++b.attempts > cluster_.config().retries())
+      throw KafkaError(code, "producing to " + b.topic + "/" + std::to_string(b.partition), message);
+    retry.push_back(std::move(b));
+  };
+
+  // Take at most one batch per partition, in order; the rest wait a round.
+  std::set<PartitionKey> taken;
+  std::deque<Batch> later;
+  while (!sealed_.empty()) {
+    Batch b = std::move(sealed_.front());
+    sealed_.pop_front();
+    PartitionKey key{b.topic, b.partition};
+    if (!taken.insert(key).second) {
+      later.push_back(std::move(b));
+      continue;
+    }
+    BrokerConnection* conn = nullptr;
+    try {
+      conn = &cluster_.leader(b.topic, b.partition);
+    } catch (const KafkaError& e) {
+      fail_or_retry(std::move(b), e.code(), e.what());
+      continue;
+    } catch (const ConnectError& e) {
+      fail_or_retry(std::move(b), 13, e.what());  // NETWORK_EXCEPTION
+      continue;
+    }
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.conn == conn; });
+    if (g == groups.end()) {
+      groups.push_back({conn, {}});
+      g = groups.end() - 1;
+    }
+    g->batches.push_back(std::move(b));
+  }
+
+  // Send to every leader first, then collect the answers: leaders work in parallel.
+  for (auto& g : groups) {
+    try {
+      g.version = g.conn->version<ProduceApi>(12);
+      ProduceRequest req;
+      req.acks = options_.acks;
+      req.timeout_ms = static_cast<int32_t>(cluster_.config().request_timeout().count());
+      for (const auto& b : g.batches) {
+        auto t = std::find_if(req.topic_data.begin(), req.topic_data.end(), [&](auto& x) { return x.name == b.topic; });
+        if (t == req.topic_data.end()) {
+          req.topic_data.emplace_back();
+          t = req.topic_data.end() - 1;
+          t->name = b.topic;
+        }
+        ProduceRequest::TopicProduceData::PartitionProduceData p;
+        p.index = b.partition;
+        p.records = Records::view(ByteView(b.built.data(), b.built.size()));
+        t->partition_data.push_back(std::move(p));
+      }
+      g.correlation_id = g.conn->send<ProduceApi>(req, g.version);
+      g.sent = true;
+    } catch (const ConnectError& e) {
+      for (auto& b : g.batches) fail_or_retry(std::move(b), 13, e.what());
+      g.batches.clear();
+    }
+  }
+  for (auto& g : groups) {
+    if (!g.sent) continue;
+    if (options_.acks == 0) {
+      // No answer comes for acks=0: sent is as far as the producer knows.
+      for (const auto& b : g.batches) {
+        records_sent_ += b.records.size();
+        bytes_sent_ += b.built.size();
+      }
+      continue;
+    }
+    ProduceResponse resp;
+    try {
+      resp = g.conn->receive<ProduceApi>(g.correlation_id, g.version);
+    } catch (const ConnectError& e) {
+      for (auto& b : g.batches) fail_or_retry(std::move(b), 13, e.what());
+      continue;
+    }
+    for (auto& b : g.batches) {
+      const ProduceResponse::TopicProduceResponse::PartitionProduceResponse* pr = nullptr;
+      for (const auto& t : resp.responses)
+        if (t.name == b.topic)
+          for (const auto& p : t.partition_responses)
+            if (p.index == b.partition) pr = &p;
+      if (!pr) {
+        fail_or_retry(std::move(b), 13, "no answer for the partition in the Produce response");
+        continue;
+      }
+      // DUPLICATE_SEQUENCE_NUMBER: an earlier attempt was written already.
+      if (pr->error_code == 0 || pr->error_code == 46) {
+        records_sent_ += b.records.size();
+        bytes_sent_ += b.built.size();
+        continue;
+      }
+      fail_or_retry(std::move(b), pr->error_code, pr->error_message.value_or(""));
+    }
+  }
+  // Retried batches go first, ahead of later batches of their partitions.
+  for (auto it = later.rbegin(); it != later.rend(); ++it) sealed_.push_front(std::move(*it));
+  for (auto it = retry.rbegin(); it != retry.rend(); ++it) sealed_.push_front(std::move(*it));
+  if (!retry.empty()) {
+    cluster_.forget_all();
+    std::this_thread::sleep_for(cluster_.config().retry_backoff());
+  }
+}
+
+}  // namespace runnel::cli
