@@ -115,14 +115,18 @@ std::optional<std::chrono::milliseconds> Producer::time_to_linger() const {
 
 void Producer::poll() {
   seal_lingered(false);
-  // Unlike the Java producer, sends happen on this thread: send what is
-  // sealed now so reading input and the network take turns.
-  while (!sealed_.empty()) send_round();
+  // Unlike the Java producer, sends happen on this thread, between records.
+  if (!sealed_.empty()) send_round();
 }
 
 void Producer::flush() {
   seal_lingered(true);
-  while (!sealed_.empty()) send_round();
+  while (!sealed_.empty() || !in_flight_.empty()) {
+    if (sealed_.empty())
+      collect();
+    else
+      send_round();
+  }
 }
 
 void Producer::seal_lingered(bool all) {
@@ -170,22 +174,67 @@ void Producer::seal(const PartitionKey& key) {
   sealed_.push_back(std::move(b));
 }
 
-void Producer::send_round() {
-  struct Group {
-    BrokerConnection* conn;
-    std::vector<Batch> batches;
-    int32_t correlation_id = 0;
-    int16_t version = 0;
-    bool sent = false;
-  };
-  std::vector<Group> groups;
-  std::vector<Batch> retry;
-  auto fail_or_retry = [&](Batch&& b, int16_t code, const std::string& message) {
-    if (!is_retriable(code) || ++b.attempts > cluster_.config().retries())
-      throw KafkaError(code, "producing to " + b.topic + "/" + std::to_string(b.partition), message);
-    retry.push_back(std::move(b));
-  };
+void Producer::retry_or_fail(Batch&& b, int16_t code, const std::string& message, std::vector<Batch>& retry) {
+  if (!is_retriable(code) || ++b.attempts > cluster_.config().retries())
+    throw KafkaError(code, "producing to " + b.topic + "/" + std::to_string(b.partition), message);
+  retry.push_back(std::move(b));
+}
 
+void Producer::requeue(std::vector<Batch>& retry) {
+  if (retry.empty()) return;
+  // Retried batches go first, ahead of later batches of their partitions.
+  for (auto it = retry.rbegin(); it != retry.rend(); ++it) sealed_.push_front(std::move(*it));
+  // Connections are forgotten (and metadata asked again) only once nothing
+  // is in flight on them.
+  if (!in_flight_.empty()) collect();
+  cluster_.forget_all();
+  std::this_thread::sleep_for(cluster_.config().retry_backoff());
+}
+
+void Producer::collect() {
+  std::vector<Batch> retry;
+  for (auto& f : in_flight_) {
+    if (options_.acks == 0) {
+      // No answer comes for acks=0: sent is as far as the producer knows.
+      for (const auto& b : f.batches) {
+        records_sent_ += b.records.size();
+        bytes_sent_ += b.built.size();
+      }
+      continue;
+    }
+    ProduceResponse resp;
+    try {
+      resp = f.conn->receive<ProduceApi>(f.correlation_id, f.version);
+    } catch (const ConnectError& e) {
+      for (auto& b : f.batches) retry_or_fail(std::move(b), 13, e.what(), retry);  // NETWORK_EXCEPTION
+      continue;
+    }
+    for (auto& b : f.batches) {
+      const ProduceResponse::TopicProduceResponse::PartitionProduceResponse* pr = nullptr;
+      for (const auto& t : resp.responses)
+        if (t.name == b.topic)
+          for (const auto& p : t.partition_responses)
+            if (p.index == b.partition) pr = &p;
+      if (!pr) {
+        retry_or_fail(std::move(b), 13, "no answer for the partition in the Produce response", retry);
+        continue;
+      }
+      // DUPLICATE_SEQUENCE_NUMBER: an earlier attempt was written already.
+      if (pr->error_code == 0 || pr->error_code == 46) {
+        records_sent_ += b.records.size();
+        bytes_sent_ += b.built.size();
+        continue;
+      }
+      retry_or_fail(std::move(b), pr->error_code, pr->error_message.value_or(""), retry);
+    }
+  }
+  in_flight_.clear();
+  requeue(retry);
+}
+
+void Producer::send_round() {
+  collect();
+  std::vector<Batch> retry;
   // Take at most one batch per partition, in order; the rest wait a round.
   std::set<PartitionKey> taken;
   std::deque<Batch> later;
@@ -201,28 +250,28 @@ void Producer::send_round() {
     try {
       conn = &cluster_.leader(b.topic, b.partition);
     } catch (const KafkaError& e) {
-      fail_or_retry(std::move(b), e.code(), e.what());
+      retry_or_fail(std::move(b), e.code(), e.what(), retry);
       continue;
     } catch (const ConnectError& e) {
-      fail_or_retry(std::move(b), 13, e.what());  // NETWORK_EXCEPTION
+      retry_or_fail(std::move(b), 13, e.what(), retry);
       continue;
     }
-    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.conn == conn; });
-    if (g == groups.end()) {
-      groups.push_back({conn, {}});
-      g = groups.end() - 1;
+    auto f = std::find_if(in_flight_.begin(), in_flight_.end(), [&](const InFlight& x) { return x.conn == conn; });
+    if (f == in_flight_.end()) {
+      in_flight_.push_back({conn, {}});
+      f = in_flight_.end() - 1;
     }
-    g->batches.push_back(std::move(b));
+    f->batches.push_back(std::move(b));
   }
+  for (auto it = later.rbegin(); it != later.rend(); ++it) sealed_.push_front(std::move(*it));
 
-  // Send to every leader first, then collect the answers: leaders work in parallel.
-  for (auto& g : groups) {
+  for (auto f = in_flight_.begin(); f != in_flight_.end();) {
     try {
-      g.version = g.conn->version<ProduceApi>(12);
+      f->version = f->conn->version<ProduceApi>(12);
       ProduceRequest req;
       req.acks = options_.acks;
       req.timeout_ms = static_cast<int32_t>(cluster_.config().request_timeout().count());
-      for (const auto& b : g.batches) {
+      for (const auto& b : f->batches) {
         auto t = std::find_if(req.topic_data.begin(), req.topic_data.end(), [&](auto& x) { return x.name == b.topic; });
         if (t == req.topic_data.end()) {
           req.topic_data.emplace_back();
@@ -234,56 +283,14 @@ void Producer::send_round() {
         p.records = Records::view(ByteView(b.built.data(), b.built.size()));
         t->partition_data.push_back(std::move(p));
       }
-      g.correlation_id = g.conn->send<ProduceApi>(req, g.version);
-      g.sent = true;
+      f->correlation_id = f->conn->send<ProduceApi>(req, f->version);
+      ++f;
     } catch (const ConnectError& e) {
-      for (auto& b : g.batches) fail_or_retry(std::move(b), 13, e.what());
-      g.batches.clear();
+      for (auto& b : f->batches) retry_or_fail(std::move(b), 13, e.what(), retry);
+      f = in_flight_.erase(f);
     }
   }
-  for (auto& g : groups) {
-    if (!g.sent) continue;
-    if (options_.acks == 0) {
-      // No answer comes for acks=0: sent is as far as the producer knows.
-      for (const auto& b : g.batches) {
-        records_sent_ += b.records.size();
-        bytes_sent_ += b.built.size();
-      }
-      continue;
-    }
-    ProduceResponse resp;
-    try {
-      resp = g.conn->receive<ProduceApi>(g.correlation_id, g.version);
-    } catch (const ConnectError& e) {
-      for (auto& b : g.batches) fail_or_retry(std::move(b), 13, e.what());
-      continue;
-    }
-    for (auto& b : g.batches) {
-      const ProduceResponse::TopicProduceResponse::PartitionProduceResponse* pr = nullptr;
-      for (const auto& t : resp.responses)
-        if (t.name == b.topic)
-          for (const auto& p : t.partition_responses)
-            if (p.index == b.partition) pr = &p;
-      if (!pr) {
-        fail_or_retry(std::move(b), 13, "no answer for the partition in the Produce response");
-        continue;
-      }
-      // DUPLICATE_SEQUENCE_NUMBER: an earlier attempt was written already.
-      if (pr->error_code == 0 || pr->error_code == 46) {
-        records_sent_ += b.records.size();
-        bytes_sent_ += b.built.size();
-        continue;
-      }
-      fail_or_retry(std::move(b), pr->error_code, pr->error_message.value_or(""));
-    }
-  }
-  // Retried batches go first, ahead of later batches of their partitions.
-  for (auto it = later.rbegin(); it != later.rend(); ++it) sealed_.push_front(std::move(*it));
-  for (auto it = retry.rbegin(); it != retry.rend(); ++it) sealed_.push_front(std::move(*it));
-  if (!retry.empty()) {
-    cluster_.forget_all();
-    std::this_thread::sleep_for(cluster_.config().retry_backoff());
-  }
+  requeue(retry);
 }
 
 }  // namespace runnel::cli

@@ -74,13 +74,29 @@ class Producer {
     int attempts = 0;
   };
   using PartitionKey = std::pair<std::string, int32_t>;
+  // One Produce request on its way to a leader, with the batches it carries.
+  struct InFlight {
+    BrokerConnection* conn;
+    std::vector<Batch> batches;
+    int32_t correlation_id = 0;
+    int16_t version = 0;
+  };
 
   int32_t choose_partition(const ProducerRecord& r);
   int32_t partition_count(const std::string& topic);
   void seal(const PartitionKey& key);
   void seal_lingered(bool all);
-  // One round: a Produce request to each leader with its sealed batches.
+  // Sends a Produce request to each leader with its sealed batches (at
+  // most one per partition), after collecting the answers to the previous
+  // round: one request in flight per leader, so a partition's batches are
+  // written in sequence order, while reading input overlaps the broker's work.
   void send_round();
+  // Waits for the answers of the round in flight; failed batches go back to
+  // the front of sealed_ (retriable) or end the producer (KafkaError).
+  void collect();
+  // Puts failed batches back at the front of sealed_, then backs off.
+  void requeue(std::vector<Batch>& retry);
+  void retry_or_fail(Batch&& b, int16_t code, const std::string& message, std::vector<Batch>& retry);
   void init_producer_id();
 
   Cluster& cluster_;
@@ -89,6 +105,7 @@ class Producer {
   std::map<std::string, int32_t> partition_counts_;
   std::map<PartitionKey, Batch> open_;
   std::deque<Batch> sealed_;
+  std::vector<InFlight> in_flight_;
   std::map<PartitionKey, int32_t> next_sequence_;
   int64_t producer_id_ = -1;
   int16_t producer_epoch_ = -1;

@@ -353,6 +353,26 @@ def produce_many_with_batching():
     assert sorted(int(v) for _, v in got) == list(range(n))
 
 
+def produce_through_a_broker_restart():
+    """The broker restarts while `runnel produce` is reading its input: the
+    producer reconnects, retries, and every record is written exactly once."""
+    cli("topic", "create", "cli-restart", "-p", "2")
+    p = subprocess.Popen([RUNNEL, "produce", "cli-restart", "-b", BROKER.bootstrap, "-K", ":"],
+                         stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    for i in range(2000):
+        p.stdin.write(b"k%d:v%d\n" % (i % 13, i))
+    p.stdin.flush()
+    time.sleep(0.5)  # what was read is sent
+    BROKER.restart(graceful=True)
+    for i in range(2000, 4000):
+        p.stdin.write(b"k%d:v%d\n" % (i % 13, i))
+    p.stdin.close()
+    assert p.wait(timeout=120) == 0, p.stderr.read()
+    out, _ = cli("consume", "cli-restart", "-e", "-f", "%s\\n")
+    got = sorted(int(v[1:]) for v in out.split())
+    assert got == list(range(4000)), "%d records, %d distinct" % (len(got), len(set(got)))
+
+
 # --- groups ------------------------------------------------------------------
 
 def group_lag_and_reset():
@@ -530,6 +550,7 @@ def main():
             ("consume -o beginning/end/N/-N/@ts, -n", consume_start_offsets),
             ("produce --format json, every codec, acks 1 and 0", produce_json_and_codecs),
             ("50,000 records in many batches: each once, in key order", produce_many_with_batching),
+            ("produce through a broker restart: every record once", produce_through_a_broker_restart),
             ("group describe lag, reset-offsets, consume -G, delete", group_lag_and_reset),
             ("runnel consume -G shares a group with kcat -G", group_member_while_kcat_holds_partitions),
             ("cluster info and health", cluster_info_and_health),
