@@ -25,7 +25,7 @@ TEST_CASE("short, glued, long and long= forms all give the value") {
   CHECK(parse({"-p", "3"}).get_int("partitions") == 3);
 }
 
-TEST_CASE("repeated options keep every value in order; positionals stay apart") {
+TEST_CASE("repeated options keep every value in order, positionals stay apart") {
   auto a = parse({"orders", "-c", "a=1", "--topic-config", "b=2", "-e", "extra"});
   CHECK(a.all("topic-config") == std::vector<std::string>{"a=1", "b=2"});
   CHECK(a.has("exit"));
