@@ -16,7 +16,7 @@ const std::set<std::string> kKnownKeys = {
     "enable.idempotence", "compression.type",   "fetch.max.wait.ms",                  "fetch.min.bytes",
     "fetch.max.bytes",    "max.partition.fetch.bytes", "session.timeout.ms",         "heartbeat.interval.ms",
     "max.poll.interval.ms", "auto.offset.reset", "enable.auto.commit",               "auto.commit.interval.ms",
-    "isolation.level",    "group.instance.id"};
+    "isolation.level",    "max.in.flight.requests.per.connection", "delivery.timeout.ms"};
 
 }  // namespace
 

@@ -109,6 +109,12 @@ int produce_command(const std::vector<std::string>& argv) {
   int64_t batch_size = config.int_or("batch.size", 1000000);
   if (batch_size < 1) throw UsageError("-X batch.size must be positive");
   opts.batch_size = static_cast<size_t>(batch_size);
+  int64_t in_flight = config.int_or("max.in.flight.requests.per.connection", 1);
+  if (in_flight < 1 || (opts.idempotent && in_flight > 5))
+    throw UsageError("-X max.in.flight.requests.per.connection is 1 to 5 with idempotence, at least 1 without");
+  opts.max_in_flight = static_cast<size_t>(in_flight);
+  if (config.is_set("retries")) opts.retries = config.retries();
+  opts.delivery_timeout = std::chrono::milliseconds(config.int_or("delivery.timeout.ms", 120000));
   std::optional<int32_t> partition;
   if (args.has("partition")) partition = static_cast<int32_t>(*args.get_int("partition"));
   std::vector<std::pair<std::string, std::optional<std::string>>> headers;

@@ -121,7 +121,7 @@ void Producer::poll() {
 
 void Producer::flush() {
   seal_lingered(true);
-  while (!sealed_.empty() || !in_flight_.empty()) {
+  while (!sealed_.empty() || !rounds_.empty()) {
     if (sealed_.empty())
       collect();
     else
@@ -170,12 +170,14 @@ void Producer::seal(const PartitionKey& key) {
     seq = static_cast<int32_t>((static_cast<int64_t>(seq) + static_cast<int64_t>(recs.size())) % (int64_t{1} << 31));
   }
   b.built = records::build_batch(spec, recs);
+  b.sealed_at = Clock::now();
   sticky_.next(key.first, partition_count(key.first));
   sealed_.push_back(std::move(b));
 }
 
 void Producer::retry_or_fail(Batch&& b, int16_t code, const std::string& message, std::vector<Batch>& retry) {
-  if (!is_retriable(code) || ++b.attempts > cluster_.config().retries())
+  if (!is_retriable(code) || ++b.attempts > options_.retries ||
+      Clock::now() - b.sealed_at > options_.delivery_timeout)
     throw KafkaError(code, "producing to " + b.topic + "/" + std::to_string(b.partition), message);
   retry.push_back(std::move(b));
 }
@@ -184,57 +186,71 @@ void Producer::requeue(std::vector<Batch>& retry) {
   if (retry.empty()) return;
   // Retried batches go first, ahead of later batches of their partitions.
   for (auto it = retry.rbegin(); it != retry.rend(); ++it) sealed_.push_front(std::move(*it));
-  // Connections are forgotten (and metadata asked again) only once nothing
-  // is in flight on them.
-  if (!in_flight_.empty()) collect();
+  // Older rounds still in flight hold earlier batches: collecting them puts
+  // any that failed ahead of these. Connections are forgotten (and metadata
+  // asked again) only once nothing is in flight on them.
+  if (!rounds_.empty()) collect();
   cluster_.forget_all();
-  std::this_thread::sleep_for(cluster_.config().retry_backoff());
+  int attempts = 0;
+  for (const auto& b : sealed_) attempts = std::max(attempts, b.attempts);
+  cluster_.backoff(std::max(0, attempts - 1));
 }
 
-void Producer::collect() {
+void Producer::settle(Batch&& b, int16_t code, const std::string& message, std::vector<Batch>& retry,
+                      std::set<PartitionKey>& failed) {
+  PartitionKey key{b.topic, b.partition};
+  // DUPLICATE_SEQUENCE_NUMBER: an earlier attempt was written already.
+  if (code == 0 || code == 46) {
+    records_sent_ += b.records.size();
+    bytes_sent_ += b.built.size();
+    return;
+  }
+  // Behind a failed batch of its partition, OUT_OF_ORDER_SEQUENCE_NUMBER
+  // only says the earlier one is missing: retry both, in order.
+  if (code == 45 && failed.count(key)) code = 13;
+  failed.insert(key);
+  retry_or_fail(std::move(b), code, message, retry);
+}
+
+void Producer::collect(size_t keep) {
   std::vector<Batch> retry;
-  for (auto& f : in_flight_) {
-    if (options_.acks == 0) {
-      // No answer comes for acks=0: sent is as far as the producer knows.
-      for (const auto& b : f.batches) {
-        records_sent_ += b.records.size();
-        bytes_sent_ += b.built.size();
-      }
-      continue;
-    }
-    ProduceResponse resp;
-    try {
-      resp = f.conn->receive<ProduceApi>(f.correlation_id, f.version);
-    } catch (const ConnectError& e) {
-      for (auto& b : f.batches) retry_or_fail(std::move(b), 13, e.what(), retry);  // NETWORK_EXCEPTION
-      continue;
-    }
-    for (auto& b : f.batches) {
-      const ProduceResponse::TopicProduceResponse::PartitionProduceResponse* pr = nullptr;
-      for (const auto& t : resp.responses)
-        if (t.name == b.topic)
-          for (const auto& p : t.partition_responses)
-            if (p.index == b.partition) pr = &p;
-      if (!pr) {
-        retry_or_fail(std::move(b), 13, "no answer for the partition in the Produce response", retry);
+  std::set<PartitionKey> failed;
+  while (!rounds_.empty() && (rounds_.size() > keep || !retry.empty())) {
+    std::vector<InFlight> round = std::move(rounds_.front());
+    rounds_.pop_front();
+    for (auto& f : round) {
+      if (options_.acks == 0) {
+        // No answer comes for acks=0: sent is as far as the producer knows.
+        for (auto& b : f.batches) settle(std::move(b), 0, "", retry, failed);
         continue;
       }
-      // DUPLICATE_SEQUENCE_NUMBER: an earlier attempt was written already.
-      if (pr->error_code == 0 || pr->error_code == 46) {
-        records_sent_ += b.records.size();
-        bytes_sent_ += b.built.size();
+      ProduceResponse resp;
+      try {
+        resp = f.conn->receive<ProduceApi>(f.correlation_id, f.version);
+      } catch (const ConnectError& e) {
+        for (auto& b : f.batches) settle(std::move(b), 13, e.what(), retry, failed);  // NETWORK_EXCEPTION
         continue;
       }
-      retry_or_fail(std::move(b), pr->error_code, pr->error_message.value_or(""), retry);
+      for (auto& b : f.batches) {
+        const ProduceResponse::TopicProduceResponse::PartitionProduceResponse* pr = nullptr;
+        for (const auto& t : resp.responses)
+          if (t.name == b.topic)
+            for (const auto& p : t.partition_responses)
+              if (p.index == b.partition) pr = &p;
+        if (!pr)
+          settle(std::move(b), 13, "no answer for the partition in the Produce response", retry, failed);
+        else
+          settle(std::move(b), pr->error_code, pr->error_message.value_or(""), retry, failed);
+      }
     }
   }
-  in_flight_.clear();
   requeue(retry);
 }
 
 void Producer::send_round() {
-  collect();
+  collect(options_.max_in_flight - 1);
   std::vector<Batch> retry;
+  std::vector<InFlight> round;
   // Take at most one batch per partition, in order; the rest wait a round.
   std::set<PartitionKey> taken;
   std::deque<Batch> later;
@@ -256,16 +272,16 @@ void Producer::send_round() {
       retry_or_fail(std::move(b), 13, e.what(), retry);
       continue;
     }
-    auto f = std::find_if(in_flight_.begin(), in_flight_.end(), [&](const InFlight& x) { return x.conn == conn; });
-    if (f == in_flight_.end()) {
-      in_flight_.push_back({conn, {}});
-      f = in_flight_.end() - 1;
+    auto f = std::find_if(round.begin(), round.end(), [&](const InFlight& x) { return x.conn == conn; });
+    if (f == round.end()) {
+      round.push_back({conn, {}});
+      f = round.end() - 1;
     }
     f->batches.push_back(std::move(b));
   }
   for (auto it = later.rbegin(); it != later.rend(); ++it) sealed_.push_front(std::move(*it));
 
-  for (auto f = in_flight_.begin(); f != in_flight_.end();) {
+  for (auto f = round.begin(); f != round.end();) {
     try {
       f->version = f->conn->version<ProduceApi>(12);
       ProduceRequest req;
@@ -287,9 +303,10 @@ void Producer::send_round() {
       ++f;
     } catch (const ConnectError& e) {
       for (auto& b : f->batches) retry_or_fail(std::move(b), 13, e.what(), retry);
-      f = in_flight_.erase(f);
+      f = round.erase(f);
     }
   }
+  if (!round.empty()) rounds_.push_back(std::move(round));
   requeue(retry);
 }
 

@@ -11,10 +11,12 @@
 #pragma once
 
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +42,19 @@ struct ProducerOptions {
   bool idempotent = true;
   size_t batch_size = 1000000;
   std::chrono::milliseconds linger{5};
+  // Produce requests a leader may have unanswered (Kafka's
+  // max.in.flight.requests.per.connection, at most 5 with idempotence).
+  // 1 by default: a broker that restarts from a snapshot knows only a
+  // producer's last batch (Kafka's snapshots hold one), so with more in
+  // flight a retry of an earlier written batch can be refused as
+  // OUT_OF_ORDER_SEQUENCE_NUMBER instead of being recognised as a duplicate
+  // (cli_test's restart case failed so with 5).
+  size_t max_in_flight = 1;
+  // As the Java producer: retriable failures are retried until
+  // delivery.timeout.ms has passed since the batch was sealed (or `retries`
+  // attempts, when given).
+  int retries = INT32_MAX;
+  std::chrono::milliseconds delivery_timeout{120000};
 };
 
 class Producer {
@@ -71,6 +86,7 @@ class Producer {
     size_t bytes = 0;  // payload estimate, for batch.size
     std::chrono::steady_clock::time_point opened;
     protocol::Bytes built;  // once sealed
+    std::chrono::steady_clock::time_point sealed_at;
     int attempts = 0;
   };
   using PartitionKey = std::pair<std::string, int32_t>;
@@ -87,16 +103,22 @@ class Producer {
   void seal(const PartitionKey& key);
   void seal_lingered(bool all);
   // Sends a Produce request to each leader with its sealed batches (at
-  // most one per partition), after collecting the answers to the previous
-  // round: one request in flight per leader, so a partition's batches are
-  // written in sequence order, while reading input overlaps the broker's work.
+  // most one per partition), once fewer than max_in_flight rounds are
+  // unanswered. Requests to a leader go on one connection, answered in
+  // order, so a partition's batches are written in sequence order.
   void send_round();
-  // Waits for the answers of the round in flight; failed batches go back to
-  // the front of sealed_ (retriable) or end the producer (KafkaError).
-  void collect();
+  // Waits for the oldest rounds' answers until fewer than `keep` are in
+  // flight. After a failure every round is collected, so the failed batches
+  // and the later ones of their partitions (refused as out of order) go
+  // back to the front of sealed_ in sequence order; a batch that cannot be
+  // retried ends the producer (KafkaError).
+  void collect(size_t keep = 0);
   // Puts failed batches back at the front of sealed_, then backs off.
   void requeue(std::vector<Batch>& retry);
   void retry_or_fail(Batch&& b, int16_t code, const std::string& message, std::vector<Batch>& retry);
+  // Counts an acknowledged batch, or files it under retry/failure.
+  void settle(Batch&& b, int16_t code, const std::string& message, std::vector<Batch>& retry,
+              std::set<PartitionKey>& failed);
   void init_producer_id();
 
   Cluster& cluster_;
@@ -105,7 +127,7 @@ class Producer {
   std::map<std::string, int32_t> partition_counts_;
   std::map<PartitionKey, Batch> open_;
   std::deque<Batch> sealed_;
-  std::vector<InFlight> in_flight_;
+  std::deque<std::vector<InFlight>> rounds_;  // oldest first
   std::map<PartitionKey, int32_t> next_sequence_;
   int64_t producer_id_ = -1;
   int16_t producer_epoch_ = -1;

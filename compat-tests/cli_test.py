@@ -354,23 +354,32 @@ def produce_many_with_batching():
 
 
 def produce_through_a_broker_restart():
-    """The broker restarts while `runnel produce` is reading its input: the
-    producer reconnects, retries, and every record is written exactly once."""
+    """The broker restarts while `runnel produce` is sending (requests in
+    flight, more input arriving): the producer reconnects, retries in
+    sequence order, and every record is written exactly once."""
+    import threading
     cli("topic", "create", "cli-restart", "-p", "2")
-    p = subprocess.Popen([RUNNEL, "produce", "cli-restart", "-b", BROKER.bootstrap, "-K", ":"],
+    n = 30000
+    p = subprocess.Popen([RUNNEL, "produce", "cli-restart", "-b", BROKER.bootstrap, "-K", ":",
+                          "-X", "batch.size=4096", "-X", "linger.ms=1"],
                          stdin=subprocess.PIPE, stderr=subprocess.PIPE)
-    for i in range(2000):
-        p.stdin.write(b"k%d:v%d\n" % (i % 13, i))
-    p.stdin.flush()
-    time.sleep(0.5)  # what was read is sent
+
+    def feed():
+        for start in range(0, n, 300):
+            p.stdin.write(b"".join(b"k%d:v%d\n" % (i % 13, i) for i in range(start, min(n, start + 300))))
+            p.stdin.flush()
+            time.sleep(0.01)
+        p.stdin.close()
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    time.sleep(0.3)
     BROKER.restart(graceful=True)
-    for i in range(2000, 4000):
-        p.stdin.write(b"k%d:v%d\n" % (i % 13, i))
-    p.stdin.close()
+    writer.join(timeout=120)
     assert p.wait(timeout=120) == 0, p.stderr.read()
-    out, _ = cli("consume", "cli-restart", "-e", "-f", "%s\\n")
+    out, _ = cli("consume", "cli-restart", "-e", "-f", "%s\\n", timeout=120)
     got = sorted(int(v[1:]) for v in out.split())
-    assert got == list(range(4000)), "%d records, %d distinct" % (len(got), len(set(got)))
+    assert got == list(range(n)), "%d records, %d distinct, of %d" % (len(got), len(set(got)), n)
 
 
 # --- groups ------------------------------------------------------------------
