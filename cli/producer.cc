@@ -177,8 +177,12 @@ void Producer::seal(const PartitionKey& key) {
 
 void Producer::retry_or_fail(Batch&& b, int16_t code, const std::string& message, std::vector<Batch>& retry) {
   if (!is_retriable(code) || ++b.attempts > options_.retries ||
-      Clock::now() - b.sealed_at > options_.delivery_timeout)
-    throw KafkaError(code, "producing to " + b.topic + "/" + std::to_string(b.partition), message);
+      Clock::now() - b.sealed_at > options_.delivery_timeout) {
+    std::string where = "producing to " + b.topic + "/" + std::to_string(b.partition);
+    // NETWORK_EXCEPTION stands for a lost connection: exit code 3, not 1.
+    if (code == 13) throw ConnectError(where + ": " + message);
+    throw KafkaError(code, where, message);
+  }
   retry.push_back(std::move(b));
 }
 

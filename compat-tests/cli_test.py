@@ -195,6 +195,8 @@ def error_paths():
     # Nothing listening: exit 3.
     _, err = cli("topic", "list", "-b", "127.0.0.1:%d" % free_port(), "-X", "retries=0", expect=3)
     assert "cannot connect" in err or "no bootstrap broker" in err, err
+    cli("produce", "cli-dup", "-b", "127.0.0.1:%d" % free_port(), "-X", "retries=0", input=b"x\n", expect=3)
+    cli("consume", "cli-dup", "-b", "127.0.0.1:%d" % free_port(), "-X", "retries=0", "-e", expect=3)
     # --help everywhere, exit 0.
     for cmd in (["topic", "create"], ["topic", "list"], ["topic", "describe"], ["topic", "alter-config"],
                 ["topic", "add-partitions"], ["topic", "delete"], ["produce"], ["consume"], ["group", "list"],
