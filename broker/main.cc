@@ -12,6 +12,7 @@
 #include "broker/broker.h"
 #include "broker/logging.h"
 #include "broker/server.h"
+#include "cli/cli_main.h"
 #include "protocol/messages/all_apis.h"
 
 using namespace runnel::broker;
@@ -33,7 +34,8 @@ constexpr const char* kClusterOnly[] = {"runnel.etcd.prefix",          "runnel.e
 int usage() {
   std::fprintf(stderr,
                "usage: runnel serve [server.properties] [--override key=value ...]\n"
-               "       runnel apis    the APIs and versions the broker serves and the codec speaks\n");
+               "       runnel apis    the APIs and versions the broker serves and the codec speaks\n%s",
+               runnel::cli::cli_usage());
   return 2;
 }
 
@@ -131,5 +133,6 @@ int main(int argc, char** argv) {
   if (argc < 2) return usage();
   if (std::strcmp(argv[1], "apis") == 0) return list_apis();
   if (std::strcmp(argv[1], "serve") == 0) return serve(argc, argv);
+  if (runnel::cli::is_cli_command(argv[1])) return runnel::cli::cli_main(argc, argv);
   return usage();
 }
