@@ -5,6 +5,8 @@
 #include <random>
 #include <utility>
 
+#include "broker/logging.h"
+
 namespace runnel::broker::group {
 
 namespace {
@@ -347,7 +349,9 @@ void GroupMetadataManager::maybe_prepare_rebalance(Group& g, const std::string& 
 }
 
 void GroupMetadataManager::prepare_rebalance(Group& g, const std::string& reason) {
-  (void)reason;
+  // Kafka's INFO line for each rebalance: what a flaky group test needs first.
+  RLOG_INFO("Preparing to rebalance group %s in state %s with old generation %d (__consumer_offsets-%d) (reason: %s)",
+            g.id.c_str(), state_name(g.state), g.generation, g.partition, reason.c_str());
   if (g.state == GroupState::completing_rebalance)
     reset_and_propagate_assignment_error(g, ErrorCode::rebalance_in_progress);
   g.pending_sync.clear();
@@ -394,11 +398,15 @@ void GroupMetadataManager::complete_join(Group& g) {
     g.protocol_name.reset();
     g.leader_id.reset();
     transition(g, GroupState::empty);
+    RLOG_INFO("Group %s with generation %d is now empty (__consumer_offsets-%d)", g.id.c_str(), g.generation,
+              g.partition);
     store_group(g, [](std::error_code) {});
     return;
   }
   g.protocol_name = g.select_protocol();
   transition(g, GroupState::completing_rebalance);
+  RLOG_INFO("Stabilized group %s generation %d (__consumer_offsets-%d) with %zu members", g.id.c_str(), g.generation,
+            g.partition, g.members.size());
   // Every member owes a SyncGroup within the rebalance timeout.
   for (auto& [id, m] : g.members) g.pending_sync.insert(id);
   timer_.schedule(sync_key(g.id), now() + g.max_rebalance_timeout_ms(),
