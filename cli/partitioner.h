@@ -10,14 +10,13 @@
 #include <string>
 
 #include "protocol/codec/types.h"
+#include "protocol/records/key_partitioner.h"
 
 namespace runnel::cli {
 
-// Kafka's Utils.murmur2: MurmurHash2, seed 0x9747b28c, as a signed int.
-int32_t murmur2(protocol::ByteView data);
-
-// Utils.toPositive(murmur2(key)) % num_partitions.
-int32_t partition_for_key(protocol::ByteView key, int32_t num_partitions);
+// Keyed records: protocol/records/key_partitioner.h.
+using protocol::murmur2;
+using protocol::partition_for_key;
 
 class StickyPartitioner {
  public:

@@ -3,10 +3,10 @@
 #include <map>
 
 #include "base/clock.h"
-#include "broker/admin/rest/murmur2_partitioner.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/records/batch_builder.h"
+#include "protocol/records/key_partitioner.h"
 
 namespace runnel::broker::admin::rest {
 
@@ -94,7 +94,7 @@ awaitable<std::vector<RecordOutcome>> RecordProducer::produce(const RestClient& 
       }
       partition = *r.partition;
     } else if (r.key) {
-      partition = partition_for_key(*r.key, partitions);
+      partition = protocol::partition_for_key(*r.key, partitions);
     } else {
       partition = sticky_partition(topic, partitions, r.value ? r.value->size() : 0);
     }

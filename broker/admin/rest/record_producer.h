@@ -7,7 +7,7 @@
 // and the fsync of runnel.acks.all.fsync before the answer.
 //
 // Partitions are chosen as REST Proxy's Java producer chooses them: the
-// record's own partition, else murmur2 of a key (murmur2_partitioner.h),
+// record's own partition, else murmur2 of a key (protocol/records/key_partitioner.h),
 // else the topic's sticky partition for the unkeyed records, which moves
 // on round-robin once kStickyBytes went to it (the built-in partitioner
 // sticks to a partition until batch.size bytes, 16 KiB by default). Each partition's records of one call are one

@@ -1,12 +1,12 @@
-#include "broker/admin/rest/murmur2_partitioner.h"
+#include "protocol/records/key_partitioner.h"
 
 #include <catch2/catch.hpp>
 
-namespace runnel::broker::admin::rest {
+namespace runnel::protocol {
 namespace {
 
 // The values of Kafka's own UtilsTest.testMurmur2.
-TEST_CASE("murmur2 gives Kafka's values", "[rest]") {
+TEST_CASE("murmur2 gives Kafka's values", "[records]") {
   CHECK(murmur2("21") == -973932308);
   CHECK(murmur2("foobar") == -790332482);
   CHECK(murmur2("a-little-bit-long-string") == -985981536);
@@ -15,7 +15,7 @@ TEST_CASE("murmur2 gives Kafka's values", "[rest]") {
   CHECK(murmur2("abc") == 479470107);
 }
 
-TEST_CASE("a key's partition is murmur2 with the sign bit cleared, modulo the count", "[rest]") {
+TEST_CASE("a key's partition is murmur2 with the sign bit cleared, modulo the count", "[records]") {
   // -973932308 & 0x7fffffff = 1173551340
   CHECK(partition_for_key("21", 7) == 1173551340 % 7);
   CHECK(partition_for_key("abc", 1) == 0);
@@ -27,4 +27,4 @@ TEST_CASE("a key's partition is murmur2 with the sign bit cleared, modulo the co
 }
 
 }  // namespace
-}  // namespace runnel::broker::admin::rest
+}  // namespace runnel::protocol
