@@ -30,12 +30,12 @@ std::string check_listeners(std::string_view, std::string_view value) {
 }
 Validator listener_list() { return {kNoMin, kNoMax, {}, check_listeners}; }
 
-// runnel.admin.listeners: http://host:port (broker/admin/admin_server.h).
+// runnel.admin.listeners: http://host:port or https://host:port (broker/admin/admin_server.h).
 std::string check_admin_listeners(std::string_view, std::string_view value) {
   std::vector<Listener> parsed;
   if (auto err = parse_listeners(value, parsed); !err.empty()) return err;
   for (const auto& l : parsed)
-    if (l.name != "http") return "an admin listener must be http://host:port";
+    if (l.name != "http" && l.name != "https") return "an admin listener must be http://host:port or https://host:port";
   return "";
 }
 
@@ -239,6 +239,10 @@ const std::vector<ConfigKey> kBrokerKeys = {
     // Runnel's HTTP admin listener (/metrics, /v1/status/live, /v1/status/ready);
     // unset: none.
     {"runnel.admin.listeners", T::list, nullptr, {kNoMin, kNoMax, {}, check_admin_listeners}, I::medium},
+    // HTTP Basic on the admin listener against the users' SCRAM credentials
+    // (broker/admin/admin_auth.h); REST Proxy's authentication.method.
+    {"runnel.admin.authentication.method", T::string, "NONE", one_of({"NONE", "BASIC"}), I::medium},
+    {"runnel.admin.authentication.skip.paths", T::list, "/v1/status/live,/v1/status/ready", {}, I::low},
 };
 
 // Kafka's LogConfig / TopicConfig. Tiered-storage and replication-throttle

@@ -11,6 +11,7 @@
 #include "broker/api_registry.h"
 #include "broker/broker.h"
 #include "broker/logging.h"
+#include "broker/scram_credential_manager.h"
 #include "broker/server.h"
 #include "cli/cli_main.h"
 #include "protocol/messages/all_apis.h"
@@ -102,8 +103,15 @@ int serve(int argc, char** argv) {
       return !broker.in_cluster() || (broker.cluster_member() && broker.cluster_member()->registered());
     };
     admin::rest::RestService rest(broker);
-    admin::AdminState admin_state{ready, [&] { return admin::render_metrics(broker); },
-                                  [&](std::string_view path) { return admin::status_json(broker, path); }, &rest};
+    admin::AdminAuthenticator admin_auth(broker.config(), [&](const std::string& user, auto mechanism) {
+      return broker.scram_credentials().credential(user, mechanism);
+    });
+    admin::AdminState admin_state{ready,
+                                  [&] { return admin::render_metrics(broker); },
+                                  [&](std::string_view path) { return admin::status_json(broker, path); },
+                                  &rest,
+                                  admin::admin_ssl_context(broker.config()),
+                                  &admin_auth};
     admin::AdminServer admin_server(io, std::move(admin_state));
     admin_server.bind(admin::admin_listeners(broker.config()));
     broker.join_cluster();

@@ -26,7 +26,7 @@ import time
 
 _LISTENING = re.compile(rb"listening on PLAINTEXT://127\.0\.0\.1:(\d+)")
 _ANY_LISTENER = re.compile(r"listening on ([A-Za-z0-9_]+)://127\.0\.0\.1:(\d+) \(")
-_ADMIN_LISTENING = re.compile(r"admin listening on http://127\.0\.0\.1:(\d+)")
+_ADMIN_LISTENING = re.compile(r"admin listening on (https?)://127\.0\.0\.1:(\d+)")
 
 
 class RunnelError(RuntimeError):
@@ -258,13 +258,14 @@ class Runnel(BrokerProcess):
         return {m.group(1): int(m.group(2))
                 for m in _ANY_LISTENER.finditer(text[last if last >= 0 else 0:])}
 
-    def admin_port(self):
-        """The port of the last start's admin listener (runnel.admin.listeners=
-        http://127.0.0.1:0), from its "admin listening on http://127.0.0.1:PORT"
-        line, or None."""
+    def admin_port(self, scheme="http"):
+        """The port of the last start's admin listener of `scheme`
+        (runnel.admin.listeners=http://127.0.0.1:0 or https://...), from its
+        "admin listening on http://127.0.0.1:PORT" line, or None."""
         text = self.log_text()
-        found = _ADMIN_LISTENING.findall(text[max(text.rfind("=== runnel start:"), 0):])
-        return int(found[-1]) if found else None
+        found = [int(port) for s, port in _ADMIN_LISTENING.findall(text[max(text.rfind("=== runnel start:"), 0):])
+                 if s == scheme]
+        return found[-1] if found else None
 
     def _needs_child_setup(self):
         return bool(self.max_open_files) or self.die_with_parent

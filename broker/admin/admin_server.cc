@@ -1,11 +1,11 @@
 #include "broker/admin/admin_server.h"
 
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include "broker/admin/http_stream.h"
 #include "broker/admin/prometheus_text.h"
 #include "broker/admin/rest/rest_server.h"
 #include "broker/logging.h"
@@ -35,10 +35,41 @@ std::string_view path_of(const http::request<http::string_body>& request) {
 
 bool is_parse_error(const error_code& ec) { return ec.category() == beast::http::make_error_code(http::error::bad_method).category(); }
 
+// A 401 as REST Proxy's Jetty answers it, with a JSON body like its errors.
+Response unauthorized(unsigned version) {
+  Response res = text_response(http::status::unauthorized, version, "application/json",
+                               "{\"error_code\":401,\"message\":\"Unauthorized\"}");
+  res.set(http::field::www_authenticate, "Basic realm=\"runnel\"");
+  return res;
+}
+
+// Who the request is from: valid Basic credentials where the path needs
+// them (nullopt: answer 401), else the connection's principal.
+std::optional<security::KafkaPrincipal> requester(const http::request<http::string_body>& request,
+                                                  const security::KafkaPrincipal& connection,
+                                                  const AdminState& state) {
+  if (!state.auth || !state.auth->requires_basic(path_of(request))) return connection;
+  auto header = request[http::field::authorization];
+  return state.auth->basic(std::string_view(header.data(), header.size()));
+}
+
 // One connection: requests in turn until the peer closes, an error, a
 // timeout or a request that asks to close.
-awaitable<void> session(tcp::socket socket, const AdminState& state) {
-  beast::tcp_stream stream(std::move(socket));
+awaitable<void> session(HttpStream stream, const AdminState& state) {
+  security::KafkaPrincipal principal;  // User:ANONYMOUS until a certificate says otherwise
+  if (stream.is_tls()) {
+    if (auto ec = co_await stream.handshake(kIdleTimeout)) co_return;
+    if (auto dn = stream.peer_subject(); dn && state.auth) {
+      auto mapped = state.auth->certificate(*dn);
+      if (!mapped) {
+        // Kafka refuses a certificate no ssl.principal.mapping.rules rule maps.
+        RLOG_INFO("admin: refused TLS client %s: no ssl.principal.mapping.rules rule applies", dn->c_str());
+        co_await stream.shutdown();
+        co_return;
+      }
+      principal = *mapped;
+    }
+  }
   beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
@@ -47,8 +78,19 @@ awaitable<void> session(tcp::socket socket, const AdminState& state) {
     stream.expires_after(kIdleTimeout);
     auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, as_tuple_awaitable);
     error_code ec = hec;
-    if (!ec && state.rest && rest::is_rest_path(path_of(parser.get()))) {
-      if (!co_await rest::serve(stream, buffer, parser, *state.rest)) break;
+    std::optional<security::KafkaPrincipal> who;
+    if (!ec) who = requester(parser.get(), principal, state);
+    if (!ec && who && state.rest && rest::is_rest_path(path_of(parser.get()))) {
+      if (!co_await rest::serve(stream, buffer, parser, *state.rest, *who)) break;
+      continue;
+    }
+    if (!ec && !who) {
+      // The body is not read: the connection cannot carry another request then.
+      Response res = unauthorized(parser.get().version());
+      res.keep_alive(parser.get().keep_alive() && parser.is_done());
+      stream.expires_after(kIdleTimeout);
+      auto [wec, wn] = co_await http::async_write(stream, res, as_tuple_awaitable);
+      if (wec || !res.keep_alive()) break;
       continue;
     }
     if (!ec && parser.content_length() && *parser.content_length() > kBodyLimit) ec = http::error::body_limit;
@@ -75,8 +117,7 @@ awaitable<void> session(tcp::socket socket, const AdminState& state) {
     auto [wec, wn] = co_await http::async_write(stream, res, as_tuple_awaitable);
     if (wec || !res.keep_alive()) break;
   }
-  error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  co_await stream.shutdown();
 }
 
 }  // namespace
@@ -115,14 +156,17 @@ AdminServer::AdminServer(asio::io_context& io, AdminState state) : io_(io), stat
 
 void AdminServer::bind(const std::vector<Listener>& listeners) {
   for (const auto& l : listeners) {
+    const bool https = l.name == "https";
+    if (https && !state_.tls) throw ConfigError("an https admin listener needs its TLS configuration");
     auto host = l.host.empty() ? std::string("0.0.0.0") : l.host;
     tcp::acceptor acceptor = listen_on(io_, host, l.port);
-    RLOG_INFO("admin listening on http://%s:%u", host.c_str(), acceptor.local_endpoint().port());
-    acceptors_.push_back(std::move(acceptor));
+    RLOG_INFO("admin listening on %s://%s:%u", l.name.c_str(), host.c_str(), acceptor.local_endpoint().port());
+    acceptors_.push_back(Bound{std::move(acceptor), https});
   }
 }
 
-awaitable<void> AdminServer::accept_loop(tcp::acceptor& acceptor) {
+awaitable<void> AdminServer::accept_loop(Bound& bound) {
+  tcp::acceptor& acceptor = bound.acceptor;
   asio::steady_timer backoff(io_);
   for (;;) {
     auto [ec, socket] = co_await acceptor.async_accept(as_tuple_awaitable);
@@ -135,7 +179,10 @@ awaitable<void> AdminServer::accept_loop(tcp::acceptor& acceptor) {
       co_await backoff.async_wait(as_tuple_awaitable);
       continue;
     }
-    asio::co_spawn(io_, session(std::move(socket), state_), asio::detached);
+    if (bound.https)
+      asio::co_spawn(io_, session(HttpStream(std::move(socket), state_.tls), state_), asio::detached);
+    else
+      asio::co_spawn(io_, session(HttpStream(std::move(socket)), state_), asio::detached);
   }
 }
 
@@ -146,7 +193,7 @@ void AdminServer::start() {
 void AdminServer::stop() {
   for (auto& a : acceptors_) {
     error_code ignored;
-    a.close(ignored);
+    a.acceptor.close(ignored);
   }
 }
 

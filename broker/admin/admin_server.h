@@ -1,6 +1,8 @@
-// The admin listener (runnel.admin.listeners, http://host:port): HTTP/1.1
-// through Boost.Beast, one coroutine per connection reading requests in
-// turn. It serves
+// The admin listener (runnel.admin.listeners, http://host:port or
+// https://host:port): HTTP/1.1 through Boost.Beast, one coroutine per
+// connection reading requests in turn; TLS and who a request is from in
+// admin_auth.h (a path that needs Basic credentials and lacks valid ones
+// gets 401). It serves
 //   GET /v1/status/live   200 while the process serves;
 //   GET /v1/status/ready  200 {"ready":true} once the broker is ready, else 503;
 //   GET /metrics          the Prometheus text (metrics.h);
@@ -20,6 +22,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "broker/admin/admin_auth.h"
 #include "broker/admin/status_json.h"
 #include "broker/asio.h"
 #include "broker/config.h"
@@ -42,6 +45,8 @@ struct AdminState {
   std::function<std::string()> metrics;  // Prometheus text
   std::function<std::optional<JsonAnswer>(std::string_view path)> json;  // nullopt: no such document
   rest::RestService* rest = nullptr;      // the REST endpoints; none when null
+  std::shared_ptr<asio::ssl::context> tls;  // the https:// listeners' (admin_ssl_context)
+  AdminAuthenticator* auth = nullptr;       // none: every request is User:ANONYMOUS
 };
 
 // The answer to one parsed request (keep-alive left to the caller).
@@ -54,18 +59,22 @@ class AdminServer {
  public:
   AdminServer(asio::io_context& io, AdminState state);
   // Binds each listener; port 0 picks a free one, logged as
-  // "admin listening on http://host:port".
+  // "admin listening on http://host:port" (or https://).
   void bind(const std::vector<Listener>& listeners);
   void start();
   // Stops accepting; open connections end at their next request or timeout.
   void stop();
 
  private:
-  awaitable<void> accept_loop(tcp::acceptor& acceptor);
+  struct Bound {
+    tcp::acceptor acceptor;
+    bool https = false;
+  };
+  awaitable<void> accept_loop(Bound& bound);
 
   asio::io_context& io_;
   AdminState state_;
-  std::vector<tcp::acceptor> acceptors_;
+  std::vector<Bound> acceptors_;
 };
 
 }  // namespace runnel::broker::admin

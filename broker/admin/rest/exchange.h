@@ -17,7 +17,7 @@
 namespace runnel::broker::admin::rest {
 
 struct Exchange {
-  beast::tcp_stream& stream;
+  HttpStream& stream;
   beast::flat_buffer& buffer;
   http::request_parser<http::string_body>& parser;
   RestService& service;

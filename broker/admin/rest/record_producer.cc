@@ -46,7 +46,7 @@ awaitable<std::variant<int32_t, RestError>> RecordProducer::partitions_of(const 
   const auto deadline = std::chrono::steady_clock::now() + kCreationWait;
   asio::steady_timer timer(broker_.io());
   for (;;) {
-    RequestContext ctx{broker_, h, client.host, "REST"};
+    RequestContext ctx{broker_, h, client.host, "REST", client.principal};
     p::MetadataRequest req;
     req.topics = std::vector<p::MetadataRequest::MetadataRequestTopic>(1);
     req.topics->front().name = topic;
@@ -135,7 +135,7 @@ awaitable<std::vector<RecordOutcome>> RecordProducer::produce(const RestClient& 
   }
 
   const protocol::RequestHeader h = header(0, kProduceVersion);
-  RequestContext ctx{broker_, h, client.host, "REST"};
+  RequestContext ctx{broker_, h, client.host, "REST", client.principal};
   p::ProduceResponse resp = co_await handle<p::ProduceApi>(ctx, req);
   bool synced = true;
   if (ctx.before_send) {

@@ -23,6 +23,7 @@
 #include "broker/admin/rest/rest_error.h"
 #include "broker/admin/rest/rest_record.h"
 #include "broker/asio.h"
+#include "security/principal.h"
 
 namespace runnel::broker {
 class Broker;
@@ -30,10 +31,13 @@ class Broker;
 
 namespace runnel::broker::admin::rest {
 
-// Who is asking: the peer's address, for ACL host checks. The principal
-// is User:ANONYMOUS, as on a PLAINTEXT Kafka listener.
+// Who is asking: the peer's address, for ACL host checks, and the
+// principal the admin listener gave the request (admin_auth.h): a Basic
+// user or a TLS client certificate's, else User:ANONYMOUS as on a
+// PLAINTEXT Kafka listener.
 struct RestClient {
   std::string host;
+  security::KafkaPrincipal principal;
 };
 
 class RecordProducer {

@@ -108,8 +108,9 @@ bool is_rest_path(std::string_view path) {
   return under("/v3") || under("/topics") || under("/consumers");
 }
 
-awaitable<bool> serve(beast::tcp_stream& stream, beast::flat_buffer& buffer,
-                      http::request_parser<http::string_body>& parser, RestService& service) {
+awaitable<bool> serve(HttpStream& stream, beast::flat_buffer& buffer,
+                      http::request_parser<http::string_body>& parser, RestService& service,
+                      const security::KafkaPrincipal& principal) {
   const std::string_view target(parser.get().target().data(), parser.get().target().size());
   const size_t q = target.find('?');
   std::string peer;
@@ -118,7 +119,7 @@ awaitable<bool> serve(beast::tcp_stream& stream, beast::flat_buffer& buffer,
   if (!ec) peer = remote.address().to_string();
   auto path = segments(target.substr(0, q));
   Exchange ex{stream, buffer, parser, service, path ? std::move(*path) : std::vector<std::string>{},
-              q == std::string_view::npos ? std::string() : std::string(target.substr(q + 1)), RestClient{peer}};
+              q == std::string_view::npos ? std::string() : std::string(target.substr(q + 1)), RestClient{peer, principal}};
   if (!path || ex.path.empty()) co_return co_await send_error(ex, errors::not_found());
   // curl sends a body over 1 KiB only once told to (or after a second).
   if (!parser.is_done() && beast::iequals(parser.get()[http::field::expect], "100-continue")) {

@@ -15,10 +15,10 @@
 #include <string_view>
 
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "broker/admin/http_stream.h"
 #include "broker/admin/rest/record_producer.h"
 #include "broker/asio.h"
 
@@ -45,9 +45,10 @@ class RestService {
 // Whether the path (no query) belongs to the REST endpoints.
 bool is_rest_path(std::string_view path);
 
-// Serves one request whose header `parser` has read; says whether the
-// connection may carry another request.
-awaitable<bool> serve(beast::tcp_stream& stream, beast::flat_buffer& buffer,
-                      http::request_parser<http::string_body>& parser, RestService& service);
+// Serves one request whose header `parser` has read, from `principal`
+// (admin_auth.h); says whether the connection may carry another request.
+awaitable<bool> serve(HttpStream& stream, beast::flat_buffer& buffer,
+                      http::request_parser<http::string_body>& parser, RestService& service,
+                      const security::KafkaPrincipal& principal);
 
 }  // namespace runnel::broker::admin::rest
