@@ -62,7 +62,8 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
                       config_.get_long("queued.max.request.bytes") > 0
                           ? static_cast<size_t>(config_.get_long("queued.max.request.bytes"))
                           : 0),
-      blocking_(static_cast<size_t>(config_.get_int("num.io.threads"))) {
+      blocking_(static_cast<size_t>(config_.get_int("num.io.threads"))),
+      fetch_sessions_(static_cast<size_t>(config_.get_int("max.incremental.fetch.session.cache.slots"))) {
   for (const auto& d : config_.log_dirs()) std::filesystem::create_directories(d);
   in_cluster_ = !config_.get_list("runnel.etcd.endpoints").empty();
   if (in_cluster_) open_cluster_metadata();
@@ -361,6 +362,19 @@ size_t Broker::requests_in_flight() const {
   for (const auto& w : connections_)
     if (auto c = w.lock()) n += c->unanswered();
   return n;
+}
+
+void Broker::close_least_recent_connection(const std::string& except) {
+  std::shared_ptr<Connection> oldest;
+  for (const auto& w : connections_) {
+    auto c = w.lock();
+    if (!c || c->listener_name() == except) continue;
+    if (!oldest || c->last_activity() < oldest->last_activity()) oldest = c;
+  }
+  if (!oldest) return;
+  RLOG_INFO("closing the least recently active connection of listener %s: the inter-broker listener %s needs a "
+            "slot under max.connections", oldest->listener_name().c_str(), except.c_str());
+  oldest->close();
 }
 
 void Broker::connection_closed(const Connection* c) {

@@ -17,6 +17,7 @@
 #include "broker/config.h"
 #include "broker/delayed_operations.h"
 #include "broker/dynamic_broker_config.h"
+#include "broker/fetch_session.h"
 #include "broker/hosted_partitions.h"
 #include "broker/inter_broker_channel.h"
 #include "broker/listener_channels.h"
@@ -108,6 +109,8 @@ class Broker {
   // The hosted partitions and the requests waiting on them; every waiting
   // fetch is answered when the broker begins to shut down.
   replication::ReplicaManager& replica_manager() { return *replica_manager_; }
+  // Consumers' and followers' incremental fetch sessions (KIP-227).
+  FetchSessionCache& fetch_sessions() { return fetch_sessions_; }
 
   // Runs `fn` on the blocking pool; the returned awaitable resumes the
   // caller on its own executor with fn's result (or fn's exception). Not a
@@ -144,6 +147,10 @@ class Broker {
   void connection_opened(const std::shared_ptr<Connection>& c);
   void connection_closed(const Connection* c);
   size_t connections() const { return connections_.size(); }
+  // Closes the open connection, on a listener other than `except`, that
+  // was least recently active (Kafka's ConnectionQuotas eviction for the
+  // inter-broker listener at max.connections).
+  void close_least_recent_connection(const std::string& except);
   // The open connections accepted on one listener (Kafka's connection-count).
   size_t connections(const std::string& listener_name) const;
   // Requests read and not yet answered, over every open connection.
@@ -196,6 +203,7 @@ class Broker {
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<TopicTable> topics_;
   std::unique_ptr<replication::ReplicaManager> replica_manager_;
+  FetchSessionCache fetch_sessions_;
   TopicFrontend topic_frontend_{*this};
   cluster::MetadataCache metadata_cache_;
   MetadataPublisher metadata_publisher_{metadata_cache_, cluster_id_, NodeId(node_id_)};

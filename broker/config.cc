@@ -24,7 +24,8 @@ bool parse_number(const std::string& s, N& out) {
 
 // listener.name.<listener>.<key>: the broker key a per-listener override
 // sets, when it is one that may be set per listener (ssl.*, sasl.*,
-// connections.max.reauth.ms, and the last two per mechanism too:
+// connections.max.reauth.ms, max.connections, max.connection.creation.rate,
+// and the reauth and JAAS keys per mechanism too:
 // listener.name.<listener>.<mechanism>.sasl.jaas.config), else nullptr.
 const ConfigKey* listener_override_key(const std::string& name) {
   const std::string prefix = "listener.name.";
@@ -33,7 +34,8 @@ const ConfigKey* listener_override_key(const std::string& name) {
   if (dot == std::string::npos) return nullptr;
   std::string key = name.substr(dot + 1);
   auto per_listener = [](const std::string& k) {
-    return k.starts_with("ssl.") || k.starts_with("sasl.") || k == "connections.max.reauth.ms";
+    return k.starts_with("ssl.") || k.starts_with("sasl.") || k == "connections.max.reauth.ms" ||
+           k == "max.connections" || k == "max.connection.creation.rate";
   };
   if (per_listener(key)) return find_broker_key(key);
   // A mechanism name (plain, scram-sha-256, ...) has no dot in it.

@@ -128,6 +128,12 @@ const std::vector<ConfigKey> kBrokerKeys = {
     {"socket.receive.buffer.bytes", T::int_, "102400", at_least(-1), I::high, nullptr, DynamicUpdate::read_only,
      kKernelBuffers},
     {"connections.max.idle.ms", T::long_, "600000", {}, I::medium},
+    // Kafka's ConnectionQuotas (broker/connection_quotas.h); the first and
+    // the last also per listener (listener.name.<l>.*).
+    {"max.connections", T::int_, "2147483647", at_least(0), I::medium, nullptr, kDynamic},
+    {"max.connections.per.ip", T::int_, "2147483647", at_least(0), I::medium, nullptr, kDynamic},
+    {"max.connections.per.ip.overrides", T::string, "", {}, I::medium, nullptr, kDynamic},
+    {"max.connection.creation.rate", T::int_, "2147483647", at_least(0), I::medium, nullptr, kDynamic},
     {"queued.max.requests", T::int_, "500", at_least(1), I::high, nullptr, DynamicUpdate::read_only,
      "each connection serves one request at a time; queued.max.request.bytes bounds memory"},
     {"queued.max.request.bytes", T::long_, "-1", {}, I::medium},
@@ -136,6 +142,7 @@ const std::vector<ConfigKey> kBrokerKeys = {
     {"num.io.threads", T::int_, "8", at_least(1), I::high},
     {"request.timeout.ms", T::int_, "30000", at_least(0), I::high},
     {"fetch.max.bytes", T::int_, "57671680", at_least(1024), I::medium},  // caps a Fetch response's records
+    {"max.incremental.fetch.session.cache.slots", T::int_, "1000", at_least(0), I::medium},  // broker/fetch_session.h
     // Log segments, retention, flushing (log.* are defaults of topic configs).
     {"log.segment.bytes", T::int_, "1073741824", at_least(14), I::high, nullptr, kDynamic},
     {"log.roll.ms", T::long_, nullptr, at_least(1), I::high, nullptr, kDynamic},

@@ -253,8 +253,12 @@ TEST_CASE("dynamic broker keys are the topic defaults and the listeners' TLS sto
     if (key.update == DynamicUpdate::cluster_wide) cluster_wide.insert(key.name);
     if (key.update == DynamicUpdate::per_listener) per_listener.insert(key.name);
   }
-  REQUIRE(cluster_wide == first);
-  for (const auto& name : first) REQUIRE(is_dynamic_broker_config(name));
+  // And Kafka's DynamicConnectionQuota.ReconfigurableConfigs.
+  std::set<std::string> expected = first;
+  expected.insert({"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
+                   "max.connection.creation.rate"});
+  REQUIRE(cluster_wide == expected);
+  for (const auto& name : expected) REQUIRE(is_dynamic_broker_config(name));
   // Kafka's SslConfigs.RECONFIGURABLE_CONFIGS, dynamic only with a listener prefix.
   const auto& reconfigurable = runnel::security::reconfigurable_ssl_configs();
   REQUIRE(per_listener == std::set<std::string>(reconfigurable.begin(), reconfigurable.end()));

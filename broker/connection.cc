@@ -113,6 +113,7 @@ void Connection::close() {
   if (closed_) return;
   closed_ = true;
   transport_->close();
+  slot_.reset();
   responses_.close();
 }
 

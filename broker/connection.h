@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "broker/asio.h"
+#include "broker/connection_quotas.h"
 #include "broker/request_context.h"
 #include "broker/request_memory.h"
 #include "protocol/codec/writer.h"
@@ -74,6 +75,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Graceful stop: read no more requests; queued responses still go out.
   void stop_reading();
   size_t unanswered() const { return unanswered_; }
+  // The connection's place in the connection quotas, given up when it closes.
+  void hold(ConnectionQuotas::Slot slot) { slot_ = std::move(slot); }
+  // When a request was last read or a response last written.
+  std::chrono::steady_clock::time_point last_activity() const { return last_activity_; }
   const std::string& listener_name() const { return listener_name_; }
 
  private:
@@ -113,6 +118,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<std::shared_ptr<ServedRequest>> released_;  // handlers that released the order, maybe still running
   bool closed_ = false;
   bool stop_reading_ = false;
+  ConnectionQuotas::Slot slot_;
 };
 
 }  // namespace runnel::broker

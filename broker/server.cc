@@ -1,5 +1,6 @@
 #include "broker/server.h"
 
+#include "broker/client_address.h"
 #include "broker/connection.h"
 #include "broker/logging.h"
 #include "broker/listener_channels.h"
@@ -48,7 +49,10 @@ tcp::acceptor listen_on(asio::io_context& io, const std::string& host, uint16_t 
   return acceptor;
 }
 
-Server::Server(asio::io_context& io, Broker& broker) : io_(io), broker_(broker) {}
+Server::Server(asio::io_context& io, Broker& broker)
+    : io_(io), broker_(broker), quotas_(std::make_shared<ConnectionQuotas>(broker.config())) {
+  check_connection_quotas(broker.config());
+}
 
 void Server::bind() {
   ListenerChannels& channels = broker_.listener_channels();
@@ -73,6 +77,7 @@ awaitable<void> Server::accept_loop(BoundListener& listener) {
   asio::steady_timer backoff(io_);
   AcceptFailures failures;
   for (;;) {
+    co_await quotas_->wait_to_accept(listener_name);
     auto [ec, socket] = co_await acceptor.async_accept(as_tuple_awaitable);
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
     if (ec) {
@@ -88,10 +93,27 @@ awaitable<void> Server::accept_loop(BoundListener& listener) {
       continue;
     }
     failures.recovered(listener_name);
+    error_code peer_ec;
+    const auto peer = socket.remote_endpoint(peer_ec);
+    const std::string address = peer_ec ? std::string("unknown") : java_host_address(peer.address());
+    auto slot = quotas_->admit(listener_name, address);
+    if (!slot) {
+      RLOG_INFO("Rejected connection from /%s, address already has the configured maximum of %lld connections.",
+                address.c_str(), static_cast<long long>(quotas_->max_for_address(address)));
+      error_code ignored;
+      socket.close(ignored);
+      continue;
+    }
+    // The inter-broker listener past the broker-wide limit: another
+    // listener's least recently active connection makes room, as in Kafka.
+    if (quotas_->over_broker_limit() && quotas_->is_inter_broker(listener_name))
+      broker_.close_least_recent_connection(listener_name);
     // The listener's builder now: a dynamic key store update serves the
     // connections accepted after it.
-    std::make_shared<Connection>(std::move(socket), broker_, listener_name, broker_.listener_channels().get(listener_name))
-        ->start();
+    auto connection = std::make_shared<Connection>(std::move(socket), broker_, listener_name,
+                                                   broker_.listener_channels().get(listener_name));
+    connection->hold(std::move(*slot));
+    connection->start();
   }
 }
 

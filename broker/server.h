@@ -9,6 +9,7 @@
 
 #include "broker/asio.h"
 #include "broker/broker.h"
+#include "broker/connection_quotas.h"
 
 namespace runnel::broker {
 
@@ -18,6 +19,7 @@ tcp::acceptor listen_on(asio::io_context& io, const std::string& host, uint16_t 
 
 class Server {
  public:
+  // Throws ConfigError for connection quotas Kafka would refuse.
   Server(asio::io_context& io, Broker& broker);
 
   // Binds every listener (port 0 picks a free port, logged and advertised)
@@ -53,6 +55,7 @@ class Server {
   asio::io_context& io_;
   Broker& broker_;
   std::vector<BoundListener> listeners_;
+  std::shared_ptr<ConnectionQuotas> quotas_;
   bool stopping_ = false;
 };
 

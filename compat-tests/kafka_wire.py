@@ -595,6 +595,82 @@ def parse_delete_records_v1(body):
 
 # -- a connection ---------------------------------------------------------------
 
+# -- flexible Fetch (v12 by name, v13 by topic id) and Metadata v12 -----------
+
+def metadata_v12(corr, topics):
+    """Flexible Metadata, with topic ids (v10+); no auto-creation."""
+    body = compact_array([bytes(16) + compact_string(t) + TAGS for t in topics]) + i8(0) + i8(0) + TAGS
+    return request(3, 12, corr, body, flexible=True)
+
+
+def topic_ids(conn, topics):
+    """{name: topic id bytes} from Metadata v12 on `conn`."""
+    r = Reader(conn.call(metadata_v12(1, topics), 1))
+    r.skip_tags()
+    r.i32()
+    r.compact_array(lambda r: (r.i32(), r.compact_string(), r.i32(), r.compact_string(), r.skip_tags()))
+    r.compact_string()
+    r.i32()
+    out = {}
+
+    def topic(r):
+        err, name, tid = r.i16(), r.compact_string(), r.take(16)
+        r.i8()
+        r.compact_array(lambda r: (r.i16(), r.i32(), r.i32(), r.i32(), r.compact_array(lambda r: r.i32()),
+                                   r.compact_array(lambda r: r.i32()), r.compact_array(lambda r: r.i32()),
+                                   r.skip_tags()))
+        r.i32()
+        r.skip_tags()
+        assert err == 0, (name, err)
+        out[name] = tid
+    r.compact_array(topic)
+    return out
+
+
+def fetch_flexible(version, corr, session_id, epoch, topics, forgotten=(), max_wait_ms=0, max_bytes=50 << 20):
+    """Fetch v12 or v13. topics: [(name or topic id, [(partition, offset)])];
+    forgotten: [(name or topic id, [partitions])]."""
+    def topic_ref(t):
+        return t if version >= 13 else compact_string(t)
+
+    def partition(p, offset):
+        return i32(p) + i32(-1) + i64(offset) + i32(-1) + i64(-1) + i32(1 << 20) + TAGS
+    items = [topic_ref(t) + compact_array([partition(p, o) for p, o in parts]) + TAGS for t, parts in topics]
+    gone = [topic_ref(t) + compact_array([i32(p) for p in parts]) + TAGS for t, parts in forgotten]
+    body = (i32(-1) + i32(max_wait_ms) + i32(1) + i32(max_bytes) + i8(0) + i32(session_id) + i32(epoch) +
+            compact_array(items) + compact_array(gone) + compact_string("") + TAGS)
+    return request(1, version, corr, body, flexible=True)
+
+
+def parse_fetch_flexible(version, body):
+    """-> (error_code, session_id, [(topic, partition, error, high watermark, records bytes)])"""
+    r = Reader(body)
+    r.skip_tags()
+    r.i32()  # throttle
+    err, session = r.i16(), r.i32()
+    out = []
+
+    def topic(r):
+        name = r.take(16) if version >= 13 else r.compact_string()
+
+        def partition(r):
+            index, perr, hw = r.i32(), r.i16(), r.i64()
+            r.i64()  # last stable offset
+            r.i64()  # log start offset
+            r.compact_array(lambda r: (r.i64(), r.i64(), r.skip_tags()))
+            r.i32()  # preferred read replica
+            n = r.uvarint()
+            records = b"" if n == 0 else r.take(n - 1)
+            r.skip_tags()
+            out.append((name, index, perr, hw, records))
+        r.compact_array(partition)
+        r.skip_tags()
+    r.compact_array(topic)
+    r.skip_tags()
+    assert r.done(), "trailing bytes in the Fetch response"
+    return err, session, out
+
+
 class Connection:
     def __init__(self, port, timeout=15.0, host="127.0.0.1"):
         self.sock = socket.create_connection((host, port), timeout=timeout)

@@ -13,10 +13,9 @@ std::optional<ReplicaFetch> replica_fetch_of(const protocol::FetchRequest& reque
   return out;
 }
 
-std::optional<LeaderEpoch> last_fetched_epoch_of(const protocol::FetchRequest::FetchTopic::FetchPartition& partition,
-                                                 int16_t version) {
-  if (version < 12 || partition.last_fetched_epoch < 0) return std::nullopt;
-  return LeaderEpoch(partition.last_fetched_epoch);
+std::optional<LeaderEpoch> last_fetched_epoch_of(int32_t last_fetched_epoch, int16_t version) {
+  if (version < 12 || last_fetched_epoch < 0) return std::nullopt;
+  return LeaderEpoch(last_fetched_epoch);
 }
 
 }  // namespace runnel::replication

@@ -21,7 +21,6 @@ std::optional<ReplicaFetch> replica_fetch_of(const protocol::FetchRequest& reque
 
 // Kafka's FetchRequest.optionalEpoch for LastFetchedEpoch: sent from v12
 // on; a negative epoch is none.
-std::optional<LeaderEpoch> last_fetched_epoch_of(const protocol::FetchRequest::FetchTopic::FetchPartition& partition,
-                                                 int16_t version);
+std::optional<LeaderEpoch> last_fetched_epoch_of(int32_t last_fetched_epoch, int16_t version);
 
 }  // namespace runnel::replication

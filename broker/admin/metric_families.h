@@ -28,7 +28,7 @@ void request_families(PrometheusText& out, Broker& broker);
 void log_families(PrometheusText& out, const TopicPartitions& topics);
 // ReplicaManager and the controller: partition and leader counts,
 // under-replicated, under-min-ISR and offline partitions, ISR changes,
-// producer ids (replica_families.cc).
+// producer ids, the fetch session cache (replica_families.cc).
 void replica_families(PrometheusText& out, Broker& broker, const TopicPartitions& topics);
 // Groups by state, and each group's committed offsets and lag
 // (group_families.cc).

@@ -93,6 +93,14 @@ void replica_families(PrometheusText& out, Broker& broker, const TopicPartitions
           isr ? isr->isr_shrinks() : 0);
   counter(out, "kafka_server_replicamanager_isrexpands_total", "ISR expansions this broker wrote as leader",
           isr ? isr->isr_expands() : 0);
+  // Kafka's FetchSessionCache beans (KIP-227).
+  const FetchSessionCache& sessions = broker.fetch_sessions();
+  gauge(out, "kafka_server_fetchsessioncache_numincrementalfetchsessions", "Incremental fetch sessions in the cache",
+        sessions.size());
+  gauge(out, "kafka_server_fetchsessioncache_numincrementalfetchpartitionscached",
+        "Partitions kept by the incremental fetch sessions", static_cast<uint64_t>(sessions.partitions_cached()));
+  counter(out, "kafka_server_fetchsessioncache_incrementalfetchsessionevictions_total",
+          "Fetch sessions evicted to make room for new ones", sessions.evictions());
   controller(out, broker);
 }
 

@@ -10,8 +10,9 @@
 // batch larger than the limits can still be consumed (KIP-74).
 // Long poll (replication/delayed_fetch.h): while fewer than MinBytes are ready
 // and no partition has an error, the request waits up to MaxWaitMs.
-// Fetch sessions (KIP-227) are not kept: every response carries session id
-// 0, which tells clients to send full fetches; they all support that.
+// Fetch sessions (KIP-227, broker/fetch_session.h): SessionEpoch 0 makes
+// one when the cache has room; an incremental fetch reads every partition
+// of its session and answers only the ones that changed.
 // v13+ names topics by id.
 // A replica's fetch (replica id >= 0, replication/follower_fetch.h) reads
 // to the log end offset, reports the follower's log end offset to the
@@ -22,6 +23,7 @@
 
 #include "broker/authorization.h"
 #include "broker/broker.h"
+#include "broker/fetch_session.h"
 #include "broker/handlers/handlers.h"
 #include "broker/leader_hint.h"
 #include "protocol/error_codes.h"
@@ -32,32 +34,87 @@ namespace runnel::broker {
 namespace {
 
 using p::ErrorCode;
-using FetchTopic = p::FetchRequest::FetchTopic;
-using RequestPartition = FetchTopic::FetchPartition;
+using PartitionData = p::FetchResponse::FetchableTopicResponse::PartitionData;
 
-// One distinct partition of the request, at the place of its first mention.
-struct Wanted {
-  const FetchTopic* topic;
-  const RequestPartition* partition;  // the last mention: its offset and limits count
-};
-
-// Kafka's FetchRequest.fetchData: a LinkedHashMap keyed by TopicIdPartition.
-std::vector<Wanted> distinct_partitions(const p::FetchRequest& req) {
-  using Key = std::tuple<p::Uuid, std::string_view, int32_t>;
-  std::map<Key, size_t> seen;
-  std::vector<Wanted> out;
+// Kafka's FetchRequest.fetchData: a LinkedHashMap keyed by TopicIdPartition,
+// so a partition named twice is fetched once, with its last mention's
+// parameters, in the place of its first.
+std::vector<FetchItem> distinct_partitions(const p::FetchRequest& req) {
+  std::map<FetchKey, size_t> seen;
+  std::vector<FetchItem> out;
   for (const auto& ft : req.topics)
     for (const auto& fp : ft.partitions) {
-      auto [it, fresh] = seen.try_emplace(Key{ft.topic_id, ft.topic, fp.partition}, out.size());
-      if (fresh) out.push_back({&ft, &fp});
-      else out[it->second].partition = &fp;
+      FetchItem item{ft.topic_id,          ft.topic,           fp.partition,          fp.fetch_offset,
+                     fp.partition_max_bytes, fp.current_leader_epoch, fp.last_fetched_epoch, fp.log_start_offset};
+      auto [it, fresh] = seen.try_emplace(FetchKey::of(item), out.size());
+      if (fresh) out.push_back(std::move(item));
+      else out[it->second] = std::move(item);
     }
+  return out;
+}
+
+std::vector<FetchKey> forgotten_partitions(const p::FetchRequest& req) {
+  std::vector<FetchKey> out;
+  for (const auto& ft : req.forgotten_topics_data)
+    for (int32_t partition : ft.partitions)
+      out.push_back(FetchKey::of(FetchItem{ft.topic_id, ft.topic, partition}));
   return out;
 }
 
 // Kafka's FetchResponse.toMessage: consecutive partitions of one topic share
 // a topic entry; the order of the request is kept.
-bool same_topic(const FetchTopic& a, const FetchTopic& b) { return a.topic_id == b.topic_id && a.topic == b.topic; }
+bool same_topic(const FetchItem& a, const FetchItem& b) { return a.topic_id == b.topic_id && a.topic == b.topic; }
+
+// Kafka's FetchManager.newContext: which partitions this fetch reads, and
+// what it does with its session.
+struct FetchContext {
+  enum class Kind { sessionless, full, incremental } kind = Kind::sessionless;
+  ErrorCode error = ErrorCode::none;
+  std::vector<FetchItem> items;
+  int32_t session_id = 0;      // incremental: the session
+  int32_t expected_epoch = 0;  // incremental: the session's epoch once this fetch is answered
+};
+
+FetchContext new_context(FetchSessionCache& sessions, const p::FetchRequest& req, int16_t v) {
+  FetchContext c;
+  // SessionEpoch 0 and -1 are full fetches (v0-6 always send id 0, epoch -1).
+  if (req.session_epoch == 0 || req.session_epoch == -1) {
+    if (req.session_id != 0) sessions.remove(req.session_id);  // a full fetch closes the session it names
+    c.kind = req.session_epoch == 0 ? FetchContext::Kind::full : FetchContext::Kind::sessionless;
+    c.items = distinct_partitions(req);
+    return c;
+  }
+  FetchSession* session = sessions.get(req.session_id);
+  if (!session) c.error = ErrorCode::fetch_session_id_not_found;
+  else if (session->epoch() != req.session_epoch) c.error = ErrorCode::invalid_fetch_session_epoch;
+  else if (session->uses_topic_ids() != (v >= 13)) c.error = ErrorCode::fetch_session_topic_id_error;
+  if (c.error != ErrorCode::none) return c;
+  std::vector<FetchItem> requested = distinct_partitions(req);
+  const std::vector<FetchKey> forgotten = forgotten_partitions(req);
+  session->update(requested, forgotten);
+  if (session->empty()) {
+    // Nothing left to keep: the session goes, the fetch is sessionless.
+    sessions.remove(session->id());
+    c.items = std::move(requested);
+    return c;
+  }
+  sessions.touch(*session, FetchSessionCache::Clock::now());
+  session->advance_epoch();
+  c.kind = FetchContext::Kind::incremental;
+  c.session_id = session->id();
+  c.expected_epoch = session->epoch();
+  c.items.reserve(session->size());
+  for (const auto& cp : session->partitions()) c.items.push_back(cp.request);
+  return c;
+}
+
+// A full fetch's partitions, as the new session keeps them.
+std::list<CachedPartition> session_partitions(const std::vector<FetchItem>& items,
+                                              const std::vector<PartitionData>& data) {
+  std::list<CachedPartition> out;
+  for (size_t i = 0; i < items.size(); ++i) out.push_back({items[i], data[i].high_watermark, data[i].log_start_offset});
+  return out;
+}
 
 // KIP-951 (v16+): a partition answered NOT_LEADER_OR_FOLLOWER or
 // FENCED_LEADER_EPOCH says where its leader is now, and the response
@@ -98,34 +155,34 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
   const int16_t v = ctx.api_version();
   p::FetchResponse resp;
   resp.session_id = 0;
-  if (req.session_id != 0) {
-    // We never hand out a session, so the client cannot know one.
-    resp.error_code = p::code(ErrorCode::fetch_session_id_not_found);
+  FetchSessionCache& sessions = b.fetch_sessions();
+  FetchContext fc = new_context(sessions, req, v);
+  if (fc.error != ErrorCode::none) {
+    resp.error_code = p::code(fc.error);
     co_return resp;
   }
+  const std::vector<FetchItem>& items = fc.items;
 
-  std::vector<Wanted> wanted = distinct_partitions(req);
+  // Each partition is read into its own slot; the response takes the
+  // slots it carries once the fetch is done.
+  std::vector<PartitionData> data(items.size());
   std::vector<replication::FetchPartition> partitions;
-  partitions.reserve(wanted.size());
+  partitions.reserve(items.size());
   const auto replica = replication::replica_fetch_of(req, v, *b.metadata_cache());
   // Kafka's handleFetch: a follower needs CLUSTER_ACTION on the cluster, a
   // consumer READ on each topic; either refusal is TOPIC_AUTHORIZATION_FAILED.
   const bool follower_allowed = !replica || authorized_on_cluster(ctx, AclOperation::cluster_action);
   std::shared_ptr<Topic> topic;
   bool may_read = false;
-  for (size_t i = 0; i < wanted.size(); ++i) {
-    const FetchTopic& ft = *wanted[i].topic;
-    const RequestPartition& fp = *wanted[i].partition;
-    if (i == 0 || !same_topic(*wanted[i - 1].topic, ft)) {
-      auto& tr = resp.responses.emplace_back();
-      tr.topic = ft.topic;
-      tr.topic_id = ft.topic_id;
-      topic = v >= 13 ? b.topics().find(ft.topic_id) : b.topics().find(ft.topic);
-      const std::string& name = topic ? topic->name : ft.topic;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const FetchItem& item = items[i];
+    if (i == 0 || !same_topic(items[i - 1], item)) {
+      topic = v >= 13 ? b.topics().find(item.topic_id) : b.topics().find(item.topic);
+      const std::string& name = topic ? topic->name : item.topic;
       may_read = replica ? follower_allowed : authorized(ctx, AclOperation::read, ResourceType::topic, name);
     }
-    auto& pd = resp.responses.back().partitions.emplace_back();
-    pd.partition_index = fp.partition;
+    PartitionData& pd = data[i];
+    pd.partition_index = item.partition;
     pd.high_watermark = -1;
     pd.records = p::Records::view({});
     if (req.isolation_level == 0) pd.aborted_transactions = std::nullopt;
@@ -133,23 +190,19 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
     // answers it UNKNOWN_TOPIC_ID first.
     const bool refused = !may_read && (topic || v < 13);
     std::shared_ptr<Partition> part =
-        topic && !refused ? b.replica_manager().get_partition(topic->name, PartitionId(fp.partition)) : nullptr;
+        topic && !refused ? b.replica_manager().get_partition(topic->name, PartitionId(item.partition)) : nullptr;
     if (refused)
       pd.error_code = p::code(ErrorCode::topic_authorization_failed);
     else if (!part)
       pd.error_code = p::code(v >= 13 && !topic ? ErrorCode::unknown_topic_id
-                              : topic ? b.replica_manager().missing_partition_error(topic->name, PartitionId(fp.partition))
+                              : topic ? b.replica_manager().missing_partition_error(topic->name, PartitionId(item.partition))
                                       : ErrorCode::unknown_topic_or_partition);
     // Kafka's FetchRequest.optionalEpoch: a negative epoch is no epoch.
     std::optional<LeaderEpoch> epoch;
-    if (fp.current_leader_epoch >= 0) epoch = LeaderEpoch(fp.current_leader_epoch);
-    partitions.push_back({std::move(part), nullptr, Offset(fp.fetch_offset), fp.partition_max_bytes, epoch,
-                          replication::last_fetched_epoch_of(fp, v), Offset(fp.log_start_offset)});
+    if (item.current_leader_epoch >= 0) epoch = LeaderEpoch(item.current_leader_epoch);
+    partitions.push_back({std::move(part), &pd, Offset(item.fetch_offset), item.max_bytes, epoch,
+                          replication::last_fetched_epoch_of(item.last_fetched_epoch, v), Offset(item.log_start_offset)});
   }
-  // The response is whole now: its slots stay put.
-  auto next = partitions.begin();
-  for (auto& tr : resp.responses)
-    for (auto& pd : tr.partitions) (next++)->out = &pd;
 
   replication::FetchParams params;
   params.min_bytes = req.min_bytes;
@@ -163,10 +216,45 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
   std::function<void()> expand_isr;
   if (params.replica && b.alter_partitions()) expand_isr = isr_expansion(b, partitions, params.replica->replica);
   co_await b.replica_manager().fetch_messages(partitions, params, std::move(expand_isr));
-  // Kafka's BytesOutPerSec: what consumers are sent, not followers.
-  if (!params.replica)
-    for (auto& f : partitions)
-      if (f.partition && f.out->error_code == 0) f.partition->count_bytes_out(f.out->records.size());
+
+  // Which partitions the response carries: all of a full fetch; of an
+  // incremental one those that changed (Kafka's IncrementalFetchContext).
+  std::vector<bool> carried(items.size(), true);
+  if (fc.kind == FetchContext::Kind::incremental) {
+    // The session may have moved on while this fetch waited: another
+    // request with the same epoch, or an eviction. Its reads are dropped.
+    FetchSession* session = sessions.get(fc.session_id);
+    if (!session || session->epoch() != fc.expected_epoch) {
+      resp.error_code = p::code(session ? ErrorCode::invalid_fetch_session_epoch : ErrorCode::fetch_session_id_not_found);
+      if (session) resp.session_id = fc.session_id;
+      co_return resp;
+    }
+    for (size_t i = 0; i < items.size(); ++i) {
+      const FetchKey key = FetchKey::of(items[i]);
+      CachedPartition* cp = session->find(key);
+      carried[i] = cp && cp->must_respond(data[i], true);
+      if (carried[i] && data[i].records.size() > 0) session->move_to_back(key);
+    }
+    resp.session_id = fc.session_id;
+  } else if (fc.kind == FetchContext::Kind::full) {
+    resp.session_id = sessions.maybe_create(FetchSessionCache::Clock::now(), replica.has_value(), v >= 13,
+                                            session_partitions(items, data));
+  }
+
+  const FetchItem* previous = nullptr;  // the last partition carried
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!carried[i]) continue;
+    // Kafka's BytesOutPerSec: what consumers are sent, not followers.
+    if (!params.replica && partitions[i].partition && data[i].error_code == 0)
+      partitions[i].partition->count_bytes_out(data[i].records.size());
+    if (!previous || !same_topic(*previous, items[i])) {
+      auto& tr = resp.responses.emplace_back();
+      tr.topic = items[i].topic;
+      tr.topic_id = items[i].topic_id;
+    }
+    resp.responses.back().partitions.push_back(std::move(data[i]));
+    previous = &items[i];
+  }
   if (v >= 16) add_leader_hints(resp, *b.metadata_cache(), ctx.listener_name);
   co_return resp;
 }
