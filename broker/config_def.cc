@@ -243,6 +243,10 @@ const std::vector<ConfigKey> kBrokerKeys = {
     // acks=all appends are fsynced before they are acknowledged (group commit
     // shares one fdatasync among concurrent producers). false = Kafka's way.
     {"runnel.acks.all.fsync", T::boolean, "true", {}, I::high},
+    // A request frame must arrive whole within this long of its size
+    // prefix, or the connection is closed (0: no deadline); Kafka has no
+    // such limit, only connections.max.idle.ms (broker/connection.h).
+    {"runnel.request.read.timeout.ms", T::long_, "60000", at_least(0), I::medium},
     // Runnel's HTTP admin listener (/metrics, /v1/status/live, /v1/status/ready);
     // unset: none.
     {"runnel.admin.listeners", T::list, nullptr, {kNoMin, kNoMax, {}, check_admin_listeners}, I::medium},

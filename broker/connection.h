@@ -19,6 +19,11 @@
 // released ones still run (its appends come after theirs); any other
 // request first waits for them all, so it sees what it would on Kafka.
 //
+// A frame's memory is taken as its bytes arrive (a size prefix alone
+// reserves at most 1 MiB), and the frame must arrive whole within
+// runnel.request.read.timeout.ms of its prefix: a client that announces a
+// frame and stalls is cut then, not after connections.max.idle.ms.
+//
 // The bytes go through the listener's security::TransportLayer (plain TCP
 // or TLS), built by its ChannelBuilder, whose handshake comes before the
 // first request and which names the principal every request carries. On a
@@ -87,6 +92,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   awaitable<void> request_loop();
   awaitable<void> response_loop();
   awaitable<void> idle_watchdog();
+  // A request frame of `size` bytes after its size prefix, in memory that
+  // grows as the bytes arrive; null when the connection failed or the
+  // frame missed its read deadline.
+  awaitable<std::shared_ptr<uint8_t[]>> read_frame(size_t size);
+  void arm_read_deadline();
   // Serves one frame; false means close the connection.
   awaitable<bool> serve(std::shared_ptr<uint8_t[]> frame, size_t size, RequestMemory::Permit permit);
   // A frame of the SASL exchange; false means close the connection.
@@ -114,6 +124,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using Channel = asio::experimental::channel<void(error_code, OutboundResponse)>;
   Channel responses_;
   std::chrono::steady_clock::time_point last_activity_;
+  asio::steady_timer read_deadline_;  // runnel.request.read.timeout.ms for the frame being read
   size_t unanswered_ = 0;  // requests read whose response is not yet written
   std::vector<std::shared_ptr<ServedRequest>> released_;  // handlers that released the order, maybe still running
   bool closed_ = false;
