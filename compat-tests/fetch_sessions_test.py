@@ -10,6 +10,8 @@
   FETCH_SESSION_TOPIC_ID_ERROR where Kafka answers them;
 - max.incremental.fetch.session.cache.slots bounds the sessions, and the
   cache's gauges are on /metrics;
+- Kafka's own consumer (kafka-console-consumer) opens a session and gets
+  records produced while it polls, each once;
 - a 1,000-partition consumer's steady-state fetch request and response
   are a small fraction of a full fetch's (bench/fetch_session_bench.py
   measures 5,000 beside Kafka).
@@ -17,6 +19,7 @@
 usage: /usr/bin/python3 fetch_sessions_test.py <runnel binary>
 """
 
+import subprocess
 import sys
 import time
 import urllib.request
@@ -211,10 +214,51 @@ def test_many_partitions_cost_little():
             c.close()
 
 
+def test_java_consumer_fetches_incrementally():
+    """Kafka's own consumer (kafka-console-consumer, Kafka 4.1's jars) opens
+    a session and gets records produced while it polls through incremental
+    fetches: every record once, in order per partition."""
+    from kafka_harness import kafka_classpath
+    classpath = kafka_classpath()
+    partitions, first, later = 10, 30, 10
+    with Runnel(overrides={"runnel.admin.listeners": "http://127.0.0.1:0"}) as b:
+        create(b.port, "java", partitions)
+        values = ["v%03d" % i for i in range(first + later)]
+        for i in range(first):
+            produce(b.port, "java", i % partitions, values[i].encode())
+        cmd = ["java", "-Dlog4j2.level=ERROR", "-cp", classpath, "org.apache.kafka.tools.consumer.ConsoleConsumer",
+               "--bootstrap-server", b.bootstrap, "--topic", "java", "--from-beginning",
+               "--max-messages", str(first + later), "--timeout-ms", "60000",
+               "--property", "print.partition=true"]
+        consumer = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 120
+            while scrape(b.admin_port()).get("kafka_server_fetchsessioncache_numincrementalfetchsessions", 0) < 1:
+                assert consumer.poll() is None, "the consumer exited: %s" % consumer.stderr.read()
+                assert time.monotonic() < deadline, "the Java consumer opened no fetch session in 120 s"
+                time.sleep(0.2)
+            for i in range(first, first + later):
+                produce(b.port, "java", i % partitions, values[i].encode())
+            out, err = consumer.communicate(timeout=120)
+        finally:
+            if consumer.poll() is None:
+                consumer.kill()
+                consumer.wait()
+        got = {}
+        for line in out.splitlines():
+            part, value = line.split("\t")
+            got.setdefault(int(part.split(":")[1]), []).append(value)
+        want = {}
+        for i, v in enumerate(values):
+            want.setdefault(i % partitions, []).append(v)
+        assert got == want, "consumed %s\nstderr: %s" % (got, err[-2000:])
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         ("incremental fetches by topic name: changes only, forgotten topics, errors", test_incremental_fetches_by_name),
         ("incremental fetches by topic id (v13)", test_incremental_fetches_by_topic_id),
         ("max.incremental.fetch.session.cache.slots and the cache's metrics", test_cache_slots),
         ("a 1,000-partition session fetches a small fraction of the bytes", test_many_partitions_cost_little),
+        ("the Java consumer fetches incrementally", test_java_consumer_fetches_incrementally),
     ]))
