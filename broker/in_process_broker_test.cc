@@ -13,6 +13,7 @@
 #include "broker/authorization.h"
 #include "broker/testing/broker_fixture.h"
 #include "broker/testing/kafka_client.h"
+#include "broker/testing/requests.h"
 #include "protocol/error_codes.h"
 #include "protocol/messages/00_produce.h"
 #include "protocol/messages/01_fetch.h"
@@ -29,34 +30,7 @@ namespace records = runnel::protocol::records;
 
 namespace {
 
-constexpr int16_t kCreateTopicsVersion = 7;
 constexpr int16_t kMetadataVersion = 12;
-constexpr int16_t kProduceVersion = 11;
-constexpr int16_t kFetchVersion = 12;  // the last version that names topics rather than ids
-
-void create_topic(KafkaClient& client, const std::string& name, int32_t partitions) {
-  p::CreateTopicsRequest req;
-  p::CreateTopicsRequest::CreatableTopic topic;
-  topic.name = name;
-  topic.num_partitions = partitions;
-  topic.replication_factor = 1;
-  req.topics.push_back(topic);
-  auto resp = client.call<p::CreateTopicsApi>(req, kCreateTopicsVersion);
-  REQUIRE(resp.topics.size() == 1);
-  REQUIRE(resp.topics[0].error_code == p::code(p::ErrorCode::none));
-}
-
-p::Bytes batch_of(const std::vector<std::string>& values) {
-  std::vector<records::Record> recs(values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    recs[i].offset_delta = static_cast<int32_t>(i);
-    recs[i].timestamp_delta = static_cast<int64_t>(i);
-    recs[i].value = p::ByteView(reinterpret_cast<const uint8_t*>(values[i].data()), values[i].size());
-  }
-  records::BatchSpec spec;
-  spec.base_timestamp = 1'700'000'000'000;
-  return records::build_batch(spec, recs);
-}
 
 // The broker stores a batch as it came except for baseOffset and
 // partitionLeaderEpoch (a new partition's leader epoch is 0), which the CRC
@@ -69,34 +43,7 @@ p::Bytes as_stored(p::Bytes batch, int64_t base_offset) {
   return batch;
 }
 
-p::ProduceResponse produce(KafkaClient& client, const std::string& topic, const p::Bytes& batch) {
-  p::ProduceRequest req;
-  req.acks = -1;
-  req.timeout_ms = 30000;
-  p::ProduceRequest::TopicProduceData t;
-  t.name = topic;
-  p::ProduceRequest::TopicProduceData::PartitionProduceData part;
-  part.index = 0;
-  part.records = p::Records::view(p::ByteView(batch.data(), batch.size()));
-  t.partition_data.push_back(part);
-  req.topic_data.push_back(t);
-  return client.call<p::ProduceApi>(req, kProduceVersion);
-}
 
-p::FetchRequest fetch_request(const std::string& topic, int64_t offset, int32_t max_wait_ms) {
-  p::FetchRequest req;
-  req.max_wait_ms = max_wait_ms;
-  req.min_bytes = 1;
-  p::FetchRequest::FetchTopic t;
-  t.topic = topic;
-  p::FetchRequest::FetchTopic::FetchPartition part;
-  part.partition = 0;
-  part.fetch_offset = offset;
-  part.partition_max_bytes = 1 << 20;
-  t.partitions.push_back(part);
-  req.topics.push_back(t);
-  return req;
-}
 
 const p::FetchResponse::FetchableTopicResponse::PartitionData& only_partition(const p::FetchResponse& resp) {
   REQUIRE(resp.error_code == p::code(p::ErrorCode::none));

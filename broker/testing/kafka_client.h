@@ -21,7 +21,9 @@ namespace runnel::broker::testing {
 
 class KafkaClient {
  public:
-  explicit KafkaClient(uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  explicit KafkaClient(uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(30),
+                       std::string client_id = "runnel-test")
+      : client_id_(std::move(client_id)) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd_ < 0) fail("socket");
     timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
@@ -46,7 +48,7 @@ class KafkaClient {
   int32_t send(const typename Api::Request& request, int16_t version) {
     protocol::Bytes frame(4);
     protocol::Writer w(frame);
-    protocol::RequestHeader header{Api::key, version, next_correlation_id_++, std::string("runnel-test"), {}};
+    protocol::RequestHeader header{Api::key, version, next_correlation_id_++, client_id_, {}};
     header.encode(w, protocol::request_header_version(Api::is_flexible(version)));
     request.encode(w, version);
     uint32_t size = htonl(static_cast<uint32_t>(frame.size() - 4));
@@ -106,6 +108,7 @@ class KafkaClient {
     }
   }
 
+  std::string client_id_;  // every request's header carries it
   int fd_ = -1;
   int32_t next_correlation_id_ = 1;
 };
