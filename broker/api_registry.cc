@@ -56,6 +56,7 @@ const auto kRoutes = std::to_array<ApiRoute>({
     route<ListPartitionReassignmentsApi>(),
     route<OffsetDeleteApi>(),
     route<DescribeClientQuotasApi>(),
+    route<AlterClientQuotasApi>(),
     route<DescribeUserScramCredentialsApi>(),
     route<AlterUserScramCredentialsApi>(),
     route<DescribeClusterApi>(),

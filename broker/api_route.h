@@ -4,6 +4,7 @@
 #include "broker/api_registry.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/quota_managers.h"
 #include "protocol/header.h"
 
 namespace runnel::broker {
@@ -19,6 +20,13 @@ awaitable<bool> serve_api(RequestContext& ctx, protocol::Reader& body, protocol:
   if (!body.ok()) co_return false;
   typename Api::Response response = co_await handle<Api>(ctx, request);
   ctx.broker.error_counters().count_response(Api::key, response);
+  // The request quota, for every request a handler did not measure itself;
+  // WriteTxnMarkers is a broker's, exempt as Kafka's cluster actions are.
+  QuotaManagers& quotas = ctx.broker.quotas();
+  if (!ctx.quotas_recorded && Api::key != protocol::WriteTxnMarkersApi::key && quotas.measure_request_time())
+    quotas.throttle(quotas.request(), ctx, quotas.record_request_time(ctx));
+  if constexpr (requires { response.throttle_time_ms; })
+    if (ctx.throttle_time_ms > 0) response.throttle_time_ms = ctx.throttle_time_ms;
   if (!ctx.send_response) co_return true;
   protocol::ResponseHeader header{ctx.header.correlation_id, {}};
   header.encode(out, protocol::response_header_version(Api::key, Api::is_flexible(v)));

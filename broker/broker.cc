@@ -7,6 +7,7 @@
 #include "broker/group/group_service.h"
 #include "broker/transaction/transaction_service.h"
 #include "broker/logging.h"
+#include "broker/quota_managers.h"
 #include "broker/scram_credential_manager.h"
 #include "broker/security_config.h"
 #include "replication/fetcher_options.h"
@@ -84,6 +85,9 @@ Broker::Broker(asio::io_context& io, BrokerConfig config)
   scram_credentials_ = std::make_unique<ScramCredentialManager>(*metadata_);
   if (auto ec = wait_at_startup(scram_credentials_->load()))
     throw std::runtime_error("cannot load the SCRAM credentials: " + ec.message());
+  quotas_ = std::make_unique<QuotaManagers>(*metadata_, config_);
+  if (auto ec = wait_at_startup(quotas_->stored().load()))
+    throw std::runtime_error("cannot load the client quotas: " + ec.message());
   logs_ = open_logs(config_, cluster_id_, TopicConfig::build(config_, {}).log);
   replica_manager_ = std::make_unique<replication::ReplicaManager>(io.get_executor(), metadata_cache_, NodeId(node_id_));
   topics_ = std::make_unique<TopicTable>(config_, *replica_manager_);
@@ -238,6 +242,10 @@ void Broker::join_cluster() {
   // So are SCRAM credentials altered through any broker.
   hooks.scram_credentials_changed = [this](const std::optional<std::string>& value, int64_t revision) {
     scram_credentials_->stored_changed(value, revision);
+  };
+  // And client quotas.
+  hooks.client_quotas_changed = [this](const std::optional<std::string>& value, int64_t revision) {
+    quotas_->stored().stored_changed(value, revision);
   };
   member_ = std::make_unique<ClusterMember>(*metadata_, metadata_cache_, cluster_id_, NodeId(node_id_), o, std::move(hooks));
   // A restarted broker waits out its previous session (at most one session

@@ -35,6 +35,7 @@
 namespace runnel::broker {
 
 class Connection;
+class QuotaManagers;
 class ScramCredentialManager;
 namespace group {
 class GroupService;
@@ -103,6 +104,9 @@ class Broker {
   // The users' SCRAM credentials (AlterUserScramCredentials), which
   // SASL/SCRAM authenticates against; always there, authorizer or not.
   ScramCredentialManager& scram_credentials() { return *scram_credentials_; }
+  // The client quotas (AlterClientQuotas) and the managers that throttle
+  // requests over them; always there, and idle while no quota is set.
+  QuotaManagers& quotas() { return *quotas_; }
   // Every listener's channel builder, built on first use (Server::bind);
   // throws ConfigError when a listener cannot be set up.
   ListenerChannels& listener_channels();
@@ -210,6 +214,7 @@ class Broker {
   std::unique_ptr<cluster::ProducerIdAllocator> producer_ids_;
   std::unique_ptr<AclManager> acls_;
   std::unique_ptr<ScramCredentialManager> scram_credentials_;
+  std::unique_ptr<QuotaManagers> quotas_;
   std::unique_ptr<ListenerChannels> listener_channels_;
   // In a cluster only.
   std::unique_ptr<replication::ReplicaFetcherManager> fetchers_;

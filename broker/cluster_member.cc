@@ -144,6 +144,7 @@ awaitable<std::error_code> ClusterMember::load_and_watch() {
   if (!everything) co_return everything.error();
   heard_loaded(hooks_.acls_changed, cluster::keys::kAcls, *everything);
   heard_loaded(hooks_.scram_credentials_changed, cluster::keys::kScramCredentials, *everything);
+  heard_loaded(hooks_.client_quotas_changed, cluster::keys::kClientQuotas, *everything);
   cache_.publish(loader_.load(*everything));
   watch_ = store_.watch("", everything->revision + 1,
                         [this, alive = alive_](std::error_code ec, const std::vector<cluster::WatchEvent>& events) {
@@ -165,6 +166,7 @@ void ClusterMember::on_watch(std::error_code ec, const std::vector<cluster::Watc
                                                                                  : std::nullopt);
   heard_watched(hooks_.acls_changed, cluster::keys::kAcls, events);
   heard_watched(hooks_.scram_credentials_changed, cluster::keys::kScramCredentials, events);
+  heard_watched(hooks_.client_quotas_changed, cluster::keys::kClientQuotas, events);
   cache_.publish(loader_.apply(events));
 }
 

@@ -51,6 +51,8 @@ struct ClusterMemberHooks {
   std::function<void(const std::optional<std::string>& value, int64_t revision)> acls_changed;
   // The SCRAM credentials key changed, heard as acls_changed is.
   std::function<void(const std::optional<std::string>& value, int64_t revision)> scram_credentials_changed;
+  // The client quotas key changed, heard as acls_changed is.
+  std::function<void(const std::optional<std::string>& value, int64_t revision)> client_quotas_changed;
 };
 
 class ClusterMember {

@@ -134,6 +134,9 @@ const std::vector<ConfigKey> kBrokerKeys = {
     {"max.connections.per.ip", T::int_, "2147483647", at_least(0), I::medium, nullptr, kDynamic},
     {"max.connections.per.ip.overrides", T::string, "", {}, I::medium, nullptr, kDynamic},
     {"max.connection.creation.rate", T::int_, "2147483647", at_least(0), I::medium, nullptr, kDynamic},
+    // Client quotas (broker/quota_managers.h): how rates are measured.
+    {"quota.window.num", T::int_, "11", at_least(1), I::low},
+    {"quota.window.size.seconds", T::int_, "1", at_least(1), I::low},
     {"queued.max.requests", T::int_, "500", at_least(1), I::high, nullptr, DynamicUpdate::read_only,
      "each connection serves one request at a time; queued.max.request.bytes bounds memory"},
     {"queued.max.request.bytes", T::long_, "-1", {}, I::medium},

@@ -7,7 +7,9 @@
 #include "broker/broker.h"
 #include "broker/client_address.h"
 #include "broker/logging.h"
+#include "broker/quota_managers.h"
 #include "broker/sasl_server_authenticator.h"
+#include "broker/timed_executor.h"
 #include "protocol/error_codes.h"
 #include "protocol/messages/00_produce.h"
 #include "protocol/messages/17_sasl_handshake.h"
@@ -76,6 +78,9 @@ struct ServedRequest {
   bool done = false;
   bool ok = false;      // the request decoded and the handler returned
   std::string failure;  // what the handler threw
+  // The time the handler held the event loop, measured while a
+  // request_percentage quota exists (broker/timed_executor.h).
+  std::shared_ptr<std::chrono::steady_clock::duration> thread_time;
   asio::steady_timer signal;  // never expires: cancel() is the wake-up
 };
 
@@ -87,7 +92,8 @@ Connection::Connection(tcp::socket socket, Broker& broker, std::string listener_
       listener_name_(std::move(listener_name)),
       responses_(transport_->socket().get_executor(), kResponseQueueDepth),
       last_activity_(std::chrono::steady_clock::now()),
-      read_deadline_(transport_->socket().get_executor()) {
+      read_deadline_(transport_->socket().get_executor()),
+      throttle_timer_(transport_->socket().get_executor()) {
   error_code ec;
   auto ep = transport_->socket().remote_endpoint(ec);
   peer_ = ec ? "unknown" : ep.address().to_string() + ":" + std::to_string(ep.port());
@@ -121,6 +127,7 @@ void Connection::close() {
   if (closed_) return;
   closed_ = true;
   transport_->close();
+  throttle_timer_.cancel();
   slot_.reset();
   responses_.close();
 }
@@ -160,6 +167,13 @@ awaitable<void> Connection::request_loop() {
   const int32_t max_request = broker_.config().get_int("socket.request.max.bytes");
   const bool authenticated = co_await authenticate();
   while (authenticated) {
+    // A client over its quota is read no further until its throttle time
+    // has passed (KIP-219: Kafka mutes the channel); its response has gone.
+    while (!closed_ && throttled_until_ > std::chrono::steady_clock::now()) {
+      throttle_timer_.expires_at(throttled_until_);
+      co_await throttle_timer_.async_wait(as_tuple_awaitable);
+    }
+    if (closed_) break;
     uint8_t size_buf[4];
     if (co_await transport_->read(asio::buffer(size_buf))) break;
     last_activity_ = std::chrono::steady_clock::now();
@@ -322,6 +336,7 @@ awaitable<bool> Connection::serve_api(std::shared_ptr<uint8_t[]> frame, size_t s
   broker_.request_counters().count(header.api_key, header.api_version);
   served->ctx.emplace(RequestContext{broker_, header, client_host_, listener_name_});
   served->ctx->principal = principal_;
+  served->ctx->request_size = size;
   served->ctx->release_order = [weak = std::weak_ptr<ServedRequest>(served)] {
     if (auto s = weak.lock(); s && !s->released) {
       s->released = true;
@@ -329,7 +344,14 @@ awaitable<bool> Connection::serve_api(std::shared_ptr<uint8_t[]> frame, size_t s
     }
   };
   served->out.bytes.resize(4);  // size prefix, filled in by finish()
-  asio::co_spawn(executor, run_handler(shared_from_this(), served), asio::detached);
+  if (broker_.quotas().measure_request_time()) {
+    served->thread_time = std::make_shared<std::chrono::steady_clock::duration>();
+    served->ctx->thread_time = served->thread_time.get();
+    asio::any_io_executor timed = TimedExecutor(executor, served->thread_time);
+    asio::co_spawn(timed, run_handler(shared_from_this(), served), asio::detached);
+  } else {
+    asio::co_spawn(executor, run_handler(shared_from_this(), served), asio::detached);
+  }
   co_await served->wait_released_or_done();
   if (!served->done) {
     // Released: its response keeps this place in the queue.
@@ -379,6 +401,9 @@ bool Connection::finish(ServedRequest& served, OutboundResponse& out) {
   }
   RequestContext& ctx = *served.ctx;
   if (ctx.close_connection) return false;
+  if (ctx.throttle_time_ms > 0)
+    throttled_until_ = std::max(throttled_until_,
+                                std::chrono::steady_clock::now() + std::chrono::milliseconds(ctx.throttle_time_ms));
   if (!ctx.send_response) {
     out = OutboundResponse{};
   } else {

@@ -24,6 +24,10 @@
 // runnel.request.read.timeout.ms of its prefix: a client that announces a
 // frame and stalls is cut then, not after connections.max.idle.ms.
 //
+// A response that carries a client-quota throttle (broker/quota_managers.h)
+// goes out at once; the connection then reads no request until the
+// throttle time has passed, as Kafka mutes a throttled channel (KIP-219).
+//
 // The bytes go through the listener's security::TransportLayer (plain TCP
 // or TLS), built by its ChannelBuilder, whose handshake comes before the
 // first request and which names the principal every request carries. On a
@@ -125,6 +129,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Channel responses_;
   std::chrono::steady_clock::time_point last_activity_;
   asio::steady_timer read_deadline_;  // runnel.request.read.timeout.ms for the frame being read
+  // Client quotas: no request is read before this (broker/quota_managers.h).
+  std::chrono::steady_clock::time_point throttled_until_{};
+  asio::steady_timer throttle_timer_;
   size_t unanswered_ = 0;  // requests read whose response is not yet written
   std::vector<std::shared_ptr<ServedRequest>> released_;  // handlers that released the order, maybe still running
   bool closed_ = false;

@@ -15,6 +15,7 @@
 
 #include "broker/asio.h"
 #include "broker/scram_credentials_codec.h"
+#include "broker/stored_document.h"
 #include "cluster/metadata_store.h"
 
 namespace runnel::broker {
@@ -24,33 +25,26 @@ class ScramCredentialManager {
   explicit ScramCredentialManager(cluster::MetadataStore& store);
 
   // Reads the stored credentials (at startup, before serving).
-  awaitable<std::error_code> load();
-  // The stored value at `revision` (nullopt: the key was deleted), as a
-  // watch delivers it; an older revision than the one applied is ignored,
-  // and a value that does not decode is ignored with a warning.
-  void stored_changed(const std::optional<std::string>& value, cluster::Revision revision);
+  awaitable<std::error_code> load() { return stored_.load(); }
+  // The stored value at `revision`, as a watch delivers it (stored_document.h).
+  void stored_changed(const std::optional<std::string>& value, cluster::Revision revision) {
+    stored_.stored_changed(value, revision);
+  }
 
   // What the SASL/SCRAM exchange checks a client's proof against; nullopt
   // for a user without a credential for `mechanism`. On the event loop.
   std::optional<security::sasl::ScramCredential> credential(const std::string& user,
                                                             security::sasl::ScramMechanism mechanism) const;
   // Every user's credentials, as DescribeUserScramCredentials lists them.
-  const ScramCredentials& credentials() const { return credentials_; }
+  const ScramCredentials& credentials() const { return stored_.value(); }
 
-  // Edits the credentials in one write: reads the stored set, lets
-  // `change` edit a copy, writes it back conditioned on the read (asking
-  // `change` again, on the new stored set, when another broker wrote in
-  // between), then applies it. `change` judges what is stored, as Kafka's
-  // controller judges its current image.
-  using Change = std::function<void(ScramCredentials& credentials)>;
-  awaitable<std::error_code> alter(Change change);
+  // Edits the credentials in one compare-and-swap write, then applies them
+  // (StoredDocument::alter); a user left with no credential is dropped.
+  using Change = StoredDocument<ScramCredentials>::Change;
+  awaitable<std::error_code> alter(Change change) { return stored_.alter(std::move(change)); }
 
  private:
-  void apply(ScramCredentials credentials, cluster::Revision revision);
-
-  cluster::MetadataStore& store_;
-  ScramCredentials credentials_;
-  cluster::Revision revision_ = -1;
+  StoredDocument<ScramCredentials> stored_;
 };
 
 }  // namespace runnel::broker

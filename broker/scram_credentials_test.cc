@@ -12,7 +12,6 @@
 #include "broker/testing/broker_fixture.h"
 #include "broker/testing/kafka_client.h"
 #include "protocol/error_codes.h"
-#include "protocol/messages/48_describe_client_quotas.h"
 #include "protocol/messages/50_describe_user_scram_credentials.h"
 #include "protocol/messages/51_alter_user_scram_credentials.h"
 #include "storage/io.h"
@@ -297,35 +296,4 @@ TEST_CASE("the SCRAM APIs need DESCRIBE and ALTER on the cluster", "[scram]") {
     CHECK(resp.error_code == 0);
     REQUIRE(resp.results.size() == 1);
   }
-}
-
-TEST_CASE("DescribeClientQuotas matches no entity and refuses Kafka's invalid filters", "[scram]") {
-  BrokerFixture f;
-  KafkaClient client(f.port());
-  using Component = p::DescribeClientQuotasRequest::ComponentData;
-  auto ask = [&client](std::vector<Component> components, int16_t version) {
-    p::DescribeClientQuotasRequest req;
-    req.components = std::move(components);
-    return client.call<p::DescribeClientQuotasApi>(req, version);
-  };
-  for (int16_t version : {int16_t{0}, int16_t{1}}) {
-    auto ok = ask({{"user", 0, std::string("alice"), {}}}, version);
-    CHECK(ok.error_code == 0);
-    REQUIRE(ok.entries.has_value());
-    CHECK(ok.entries->empty());
-  }
-  auto refused = [&](std::vector<Component> components, p::ErrorCode code, const std::string& message) {
-    auto resp = ask(std::move(components), 1);
-    CHECK(resp.error_code == p::code(code));
-    CHECK(resp.error_message == message);
-    CHECK_FALSE(resp.entries.has_value());
-  };
-  refused({{"user", 2, std::nullopt, {}}, {"user", 1, std::nullopt, {}}}, p::ErrorCode::invalid_request,
-          "Entity type user cannot appear more than once in the filter.");
-  refused({{"topic", 2, std::nullopt, {}}}, p::ErrorCode::unsupported_version, "Unsupported entity type topic");
-  refused({{"user", 0, std::nullopt, {}}}, p::ErrorCode::invalid_request,
-          "Request specified MATCH_TYPE_EXACT, but set match string to null.");
-  refused({{"ip", 2, std::nullopt, {}}, {"user", 2, std::nullopt, {}}}, p::ErrorCode::invalid_request,
-          "Invalid entity filter component combination. IP filter component should not be used with user or "
-          "clientId filter component.");
 }

@@ -22,12 +22,14 @@ constexpr const char* kConfigsFile = "runnel-broker-configs.json";
 constexpr const char* kProducerIdsFile = "runnel-producer-ids";
 constexpr const char* kAclsFile = "runnel-acls.json";
 constexpr const char* kScramCredentialsFile = "runnel-scram-credentials.json";
+constexpr const char* kClientQuotasFile = "runnel-client-quotas.json";
 // The files that each hold one key's JSON object, "{}" while it is absent:
-// both decide who may do what, so a damaged one stops startup rather than
-// open the broker with none.
+// they decide who may do what and how much, so a damaged one stops startup
+// rather than open the broker with none.
 constexpr std::pair<const char*, const char*> kSingleKeyFiles[] = {
     {kAclsFile, keys::kAcls},
     {kScramCredentialsFile, keys::kScramCredentials},
+    {kClientQuotasFile, keys::kClientQuotas},
 };
 // runnel-broker-configs.json's members.
 constexpr const char* kBrokerLayer = "broker";

@@ -30,6 +30,7 @@
 #include "broker/handlers/handlers.h"
 #include "broker/logging.h"
 #include "broker/produce_validation.h"
+#include "broker/quota_managers.h"
 #include "broker/transaction/partition_verification.h"
 #include "broker/transaction/transaction_service.h"
 #include "protocol/error_codes.h"
@@ -246,6 +247,13 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
     }
   }
   hints.add_endpoints(resp.node_endpoints);
+
+  // Client quotas: the request's bytes against producer_byte_rate and, for
+  // a request answered, its time against request_percentage (KafkaApis).
+  QuotaManagers& quotas = b.quotas();
+  const int64_t bandwidth_throttle = quotas.record_bytes(quotas.produce(), ctx, static_cast<double>(ctx.request_size));
+  const int64_t request_throttle = req.acks == 0 ? 0 : quotas.record_request_time(ctx);
+  quotas.throttle_larger(quotas.produce(), ctx, bandwidth_throttle, request_throttle);
 
   if (req.acks == 0) {
     // The client reads no response; Kafka closes the connection on an error

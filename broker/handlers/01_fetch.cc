@@ -24,6 +24,7 @@
 #include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/fetch_session.h"
+#include "broker/quota_managers.h"
 #include "broker/handlers/handlers.h"
 #include "broker/leader_hint.h"
 #include "protocol/error_codes.h"
@@ -207,6 +208,14 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
   replication::FetchParams params;
   params.min_bytes = req.min_bytes;
   params.max_bytes = std::min<int64_t>(req.max_bytes, b.config().typed().fetch_max_bytes);
+  // A consumer with a byte-rate quota gets at most what its quota allows
+  // over the windows (Kafka's getMaxValueInQuotaWindow), so one response
+  // cannot earn it an unbounded throttle.
+  if (!replica)
+    if (auto most = b.quotas().fetch().max_value_in_window(ctx.principal.name, ctx.client_id(), b.quotas().window())) {
+      params.max_bytes = std::min<int64_t>(params.max_bytes, static_cast<int64_t>(std::min(*most, double{INT32_MAX})));
+      params.min_bytes = static_cast<int32_t>(std::min<int64_t>(params.min_bytes, params.max_bytes));
+    }
   // A broker shutting down answers with what it has.
   params.max_wait = std::chrono::milliseconds(b.stopping() ? 0 : req.max_wait_ms);
   params.isolation = req.isolation_level == 1 ? replication::FetchIsolation::txn_committed
@@ -219,34 +228,31 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
 
   // Which partitions the response carries: all of a full fetch; of an
   // incremental one those that changed (Kafka's IncrementalFetchContext).
+  // The session learns what was sent only once the response is sure to go
+  // unthrottled.
   std::vector<bool> carried(items.size(), true);
+  FetchSession* session = nullptr;
   if (fc.kind == FetchContext::Kind::incremental) {
     // The session may have moved on while this fetch waited: another
     // request with the same epoch, or an eviction. Its reads are dropped.
-    FetchSession* session = sessions.get(fc.session_id);
+    session = sessions.get(fc.session_id);
     if (!session || session->epoch() != fc.expected_epoch) {
       resp.error_code = p::code(session ? ErrorCode::invalid_fetch_session_epoch : ErrorCode::fetch_session_id_not_found);
       if (session) resp.session_id = fc.session_id;
       co_return resp;
     }
     for (size_t i = 0; i < items.size(); ++i) {
-      const FetchKey key = FetchKey::of(items[i]);
-      CachedPartition* cp = session->find(key);
-      carried[i] = cp && cp->must_respond(data[i], true);
-      if (carried[i] && data[i].records.size() > 0) session->move_to_back(key);
+      CachedPartition* cp = session->find(FetchKey::of(items[i]));
+      carried[i] = cp && cp->must_respond(data[i], false);
     }
     resp.session_id = fc.session_id;
-  } else if (fc.kind == FetchContext::Kind::full) {
-    resp.session_id = sessions.maybe_create(FetchSessionCache::Clock::now(), replica.has_value(), v >= 13,
-                                            session_partitions(items, data));
   }
+  std::list<CachedPartition> new_session;
+  if (fc.kind == FetchContext::Kind::full) new_session = session_partitions(items, data);
 
   const FetchItem* previous = nullptr;  // the last partition carried
   for (size_t i = 0; i < items.size(); ++i) {
     if (!carried[i]) continue;
-    // Kafka's BytesOutPerSec: what consumers are sent, not followers.
-    if (!params.replica && partitions[i].partition && data[i].error_code == 0)
-      partitions[i].partition->count_bytes_out(data[i].records.size());
     if (!previous || !same_topic(*previous, items[i])) {
       auto& tr = resp.responses.emplace_back();
       tr.topic = items[i].topic;
@@ -256,6 +262,47 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
     previous = &items[i];
   }
   if (v >= 16) add_leader_hints(resp, *b.metadata_cache(), ctx.listener_name);
+
+  // Client quotas (consumers only): the response's bytes against
+  // consumer_byte_rate and the request's time against request_percentage.
+  // Over either, Kafka takes the bytes back and answers no partitions
+  // (FetchContext.getThrottledResponse): the consumer fetches them again
+  // once the throttle has passed, and a full fetch opens no session.
+  if (!replica) {
+    QuotaManagers& quotas = b.quotas();
+    const double bytes = static_cast<double>(resp.size(v));
+    const int64_t bandwidth_throttle = quotas.record_bytes(quotas.fetch(), ctx, bytes);
+    const int64_t request_throttle = quotas.record_request_time(ctx);
+    quotas.throttle_larger(quotas.fetch(), ctx, bandwidth_throttle, request_throttle);
+    if (bandwidth_throttle > 0 || request_throttle > 0) {
+      quotas.unrecord_bytes(quotas.fetch(), ctx, bytes);
+      resp.responses.clear();
+      resp.node_endpoints.clear();
+      co_return resp;
+    }
+  } else {
+    ctx.quotas_recorded = true;  // a follower's fetch is exempt
+  }
+
+  // The partitions sent, in the order of the items they answer.
+  size_t next_item = 0;
+  for (auto& tr : resp.responses)
+    for (auto& pd : tr.partitions) {
+      while (!carried[next_item]) ++next_item;
+      const size_t i = next_item++;
+      if (session) {
+        const FetchKey key = FetchKey::of(items[i]);
+        if (CachedPartition* cp = session->find(key)) cp->must_respond(pd, true);
+        if (pd.records.size() > 0) session->move_to_back(key);
+      }
+      // Kafka's BytesOutPerSec: what consumers are sent, not followers.
+      if (!params.replica && partitions[i].partition && pd.error_code == 0)
+        partitions[i].partition->count_bytes_out(pd.records.size());
+    }
+  if (fc.kind == FetchContext::Kind::full)
+    resp.session_id =
+        sessions.maybe_create(FetchSessionCache::Clock::now(), replica.has_value(), v >= 13, std::move(new_session));
+
   co_return resp;
 }
 

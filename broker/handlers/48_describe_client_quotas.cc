@@ -1,15 +1,19 @@
 // DescribeClientQuotas (key 48): the client quotas whose entities match a
-// filter, as Kafka's KafkaApis and ClientQuotasImage.describe answer.
-// Runnel enforces no client quotas and stores none (AlterClientQuotas is
-// not served), so a valid filter matches no entity, as on a Kafka cluster
-// where none were set; kafka-configs --describe --entity-type users asks
-// this before it lists the users' SCRAM credentials. DESCRIBE_CONFIGS on
+// filter, as Kafka's KafkaApis and ClientQuotasImage.describe answer, from
+// the quotas AlterClientQuotas stored (broker/quota_managers.h). Each
+// component matches its entity type by exact name, as the default entity,
+// or as any entity of the type; a strict filter matches only entities with
+// no other types, and an empty non-strict one matches every entity.
+// kafka-configs --describe --entity-type users|clients|ips asks this (and,
+// for users, before it lists their SCRAM credentials). DESCRIBE_CONFIGS on
 // the cluster is required (CLUSTER_AUTHORIZATION_FAILED); a filter Kafka
 // refuses is refused with its error and message.
 #include <set>
 
 #include "broker/authorization.h"
+#include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/quota_managers.h"
 #include "protocol/error_codes.h"
 
 namespace runnel::broker {
@@ -53,6 +57,18 @@ std::optional<Refusal> invalid_filter(const p::DescribeClientQuotasRequest& req)
   return std::nullopt;
 }
 
+// Kafka's ClientQuotasImage.matches.
+bool matches(const ClientQuotaEntity& entity, const p::DescribeClientQuotasRequest& req) {
+  if (req.strict && entity.size() != req.components.size()) return false;
+  for (const auto& c : req.components) {
+    auto it = entity.find(c.entity_type);
+    if (it == entity.end()) return false;
+    if (c.match_type == kMatchExact && it->second != c.match) return false;
+    if (c.match_type == kMatchDefault && it->second) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 template <>
@@ -70,6 +86,13 @@ awaitable<p::DescribeClientQuotasResponse> handle<p::DescribeClientQuotasApi>(Re
   if (!authorized_on_cluster(ctx, AclOperation::describe_configs))
     co_return fail(p::ErrorCode::cluster_authorization_failed, std::nullopt);
   if (auto why = invalid_filter(req)) co_return fail(why->code, why->message);
+  auto& entries = resp.entries.emplace();
+  for (const auto& [entity, values] : ctx.broker.quotas().quotas()) {
+    if (!matches(entity, req)) continue;
+    auto& entry = entries.emplace_back();
+    for (const auto& [type, name] : entity) entry.entity.push_back({type, name, {}});
+    for (const auto& [key, value] : values) entry.values.push_back({key, value, {}});
+  }
   co_return resp;
 }
 

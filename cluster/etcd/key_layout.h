@@ -74,6 +74,13 @@ inline constexpr const char* kAcls = "acls";
 // Local: runnel-scram-credentials.json.
 inline constexpr const char* kScramCredentials = "scram_credentials";
 
+// Every client quota (AlterClientQuotas: user, client-id and ip entities
+// and their quota values), as one value: {"version":1,"entities":[...]}
+// (broker/client_quota_entity.h). Changed by compare-and-swap and watched
+// by every broker, as kAcls is, so a quota set through one broker holds on all.
+// Local: runnel-client-quotas.json.
+inline constexpr const char* kClientQuotas = "client_quotas";
+
 // A live broker's registration (metadata_codec.h: endpoints, rack), bound to
 // its session lease (broker_registry.h); the key's create revision is its broker epoch.
 inline constexpr const char* kBrokersPrefix = "brokers/";
