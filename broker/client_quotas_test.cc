@@ -138,13 +138,17 @@ TEST_CASE("AlterClientQuotas refuses what Kafka's controller refuses, entity by 
   CHECK(refusal(client, entry({{"user", "alice"}}, {set_quota("topic_byte_rate", 1)})) ==
         R{invalid, "Invalid configuration key topic_byte_rate"});
   CHECK(refusal(client, entry({{"user", "alice"}}, {set_quota("producer_byte_rate", 1.5)})) ==
-        R{invalid, "Configuration producer_byte_rate must be a Long value"});
+        R{invalid, "producer_byte_rate cannot be a fractional value."});
+  CHECK(refusal(client, entry({{"user", "alice"}}, {set_quota("request_percentage", 0)})) ==
+        R{invalid, "Quota request_percentage must be greater than 0"});
+  CHECK(refusal(client, entry({{"ip", "127.0.0.1"}}, {set_quota("connection_creation_rate", 3e9)})) ==
+        R{invalid, "Proposed value for connection_creation_rate is too large for an INT."});
   CHECK(refusal(client, entry({{"ip", "127.0.0.1"}}, {set_quota("producer_byte_rate", 1)})) ==
         R{invalid, "Invalid configuration key producer_byte_rate"});
   CHECK(refusal(client, entry({{"user", "alice"}}, {set_quota("connection_creation_rate", 1)})) ==
         R{invalid, "Invalid configuration key connection_creation_rate"});
   CHECK(refusal(client, entry({{"ip", "127.0.0.1"}, {"user", "alice"}}, {set_quota("connection_creation_rate", 1)})) ==
-        R{invalid, "Invalid empty client quota entity"});
+        R{invalid, "Invalid quota entity combination, IP entity shouldnot be combined with User or ClientId"});
   CHECK(refusal(client, entry({}, {set_quota("producer_byte_rate", 1)})) == R{invalid, "Invalid empty client quota entity"});
   CHECK(refusal(client, entry({{"topic", "t"}}, {set_quota("producer_byte_rate", 1)})) ==
         R{invalid, "Unhandled client quota entity type: topic"});

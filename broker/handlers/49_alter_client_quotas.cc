@@ -8,7 +8,7 @@
 //     ("Ignoring duplicate entity", neither alteration applied);
 //   - no entity type, a type other than user, client-id and ip, an empty
 //     name, or ip beside another type;
-//   - a key the entity type does not have (user and client-id:
+//   - a value not above 0, or a key the entity type does not have (user and client-id:
 //     producer_byte_rate and consumer_byte_rate, whole numbers,
 //     request_percentage and controller_mutation_rate; ip:
 //     connection_creation_rate, a whole number), and for ip a name that is
@@ -40,16 +40,16 @@ struct Refusal {
   std::string message;
 };
 
-enum class KeyType { whole, fractional, integer };
+enum class KeyType { long_value, double_value, int_value };
 
 // Kafka's QuotaConfig user/client-id and ip config definitions.
 std::optional<KeyType> key_type(const ClientQuotaEntity& entity, const std::string& key) {
   if (entity.count(kIpEntity)) {
-    if (key == kConnectionCreationRate) return KeyType::integer;
+    if (key == kConnectionCreationRate) return KeyType::int_value;
     return std::nullopt;
   }
-  if (key == kProducerByteRate || key == kConsumerByteRate) return KeyType::whole;
-  if (key == kRequestPercentage || key == kControllerMutationRate) return KeyType::fractional;
+  if (key == kProducerByteRate || key == kConsumerByteRate) return KeyType::long_value;
+  if (key == kRequestPercentage || key == kControllerMutationRate) return KeyType::double_value;
   return std::nullopt;
 }
 
@@ -81,20 +81,31 @@ std::optional<Refusal> invalid_entity(const ClientQuotaEntity& entity) {
     if (name && name->empty()) return Refusal{p::ErrorCode::invalid_request, "Empty " + type + " not supported"};
   }
   if (entity.count(kIpEntity) && entity.size() > 1)
-    return Refusal{p::ErrorCode::invalid_request, "Invalid empty client quota entity"};
+    // Kafka's message, its missing space included.
+    return Refusal{p::ErrorCode::invalid_request,
+                   "Invalid quota entity combination, IP entity shouldnot be combined with User or ClientId"};
   return std::nullopt;
 }
 
 std::optional<Refusal> invalid_value(const ClientQuotaEntity& entity, const std::string& key, double value) {
   auto type = key_type(entity, key);
   if (!type) return Refusal{p::ErrorCode::invalid_request, "Invalid configuration key " + key};
-  // Kafka's check of a LONG key: within 1e-6 of a whole number.
-  constexpr double kEpsilon = 1e-6;
-  const bool whole = std::isfinite(value) && std::abs(std::floor(value + kEpsilon) - value) <= kEpsilon;
-  if (*type == KeyType::whole && !whole)
-    return Refusal{p::ErrorCode::invalid_request, "Configuration " + key + " must be a Long value"};
-  if (*type == KeyType::integer && (!whole || value < 0 || value > INT32_MAX))
-    return Refusal{p::ErrorCode::invalid_request, "Configuration " + key + " must be an Integer value of at least 0"};
+  if (!(value > 0.0)) return Refusal{p::ErrorCode::invalid_request, "Quota " + key + " must be greater than 0"};
+  if (*type == KeyType::double_value) return std::nullopt;
+  if (*type == KeyType::int_value && value > INT32_MAX)
+    return Refusal{p::ErrorCode::invalid_request, "Proposed value for " + key + " is too large for an INT."};
+  if (*type == KeyType::long_value && value > static_cast<double>(INT64_MAX))
+    return Refusal{p::ErrorCode::invalid_request, "Proposed value for " + key + " is too large for a LONG."};
+  // Kafka's check of a whole-number key: a remainder within 1e-6 passes.
+  if (std::abs(std::fmod(value, 1.0)) > 1e-6)
+    return Refusal{p::ErrorCode::invalid_request, key + " cannot be a fractional value."};
+  return std::nullopt;
+}
+
+std::optional<Refusal> invalid_values(const ClientQuotaEntity& entity, const Ops& ops) {
+  for (const auto& [key, value] : ops)
+    if (value)
+      if (auto refusal = invalid_value(entity, key, *value)) return refusal;
   return std::nullopt;
 }
 
@@ -132,11 +143,10 @@ std::vector<Judged> judge(const Request& req) {
     }
     if (j.refusal) continue;
     if ((j.refusal = invalid_entity(entity))) continue;
+    // The values are judged once the entity is: after a host name resolves.
     if (auto ip = entity.find(kIpEntity); ip != entity.end() && ip->second && !resolves(*ip->second, true))
       j.host_to_resolve = ip->second;
-    for (const auto& [key, value] : j.ops)
-      if (value)
-        if ((j.refusal = invalid_value(entity, key, *value))) break;
+    else j.refusal = invalid_values(entity, j.ops);
   }
   return out;
 }
@@ -169,6 +179,7 @@ awaitable<Response> handle<p::AlterClientQuotasApi>(RequestContext& ctx, Request
     if (j.refusal || !j.host_to_resolve) continue;
     std::function<bool()> lookup = [host = *j.host_to_resolve] { return resolves(host, false); };
     if (!co_await ctx.broker.run_blocking(std::move(lookup))) j.refusal = unresolved_ip(*j.host_to_resolve);
+    else j.refusal = invalid_values(j.entity, j.ops);
   }
   if (!authorized_on_cluster(ctx, AclOperation::alter_configs)) {
     // Kafka's ApiError leaves out a message that only repeats the error's.
