@@ -56,8 +56,9 @@ class QuotaManagers {
   // request's own quotas are then recorded (ctx.quotas_recorded).
   void throttle_larger(ClientQuotaManager& bandwidth, RequestContext& ctx, int64_t bandwidth_ms, int64_t request_ms);
 
- private:
   static int64_t now_ms();
+
+ private:
 
   const BrokerConfig& config_;
   StoredDocument<ClientQuotas> stored_;

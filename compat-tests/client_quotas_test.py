@@ -29,6 +29,7 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 import kafka_wire as kw
+from admin_http_test import scrape, value
 from kafka_harness import kafka_classpath
 from runnel_harness import Runnel, run_tests
 from scram_admin import ConfigsTool
@@ -249,6 +250,14 @@ def test_producer_byte_rate():
     noisy = produce_all("noisy", "quota-produce", 200, 1000)
     assert noisy, "the producer over producer_byte_rate reported no throttle"
     print("throttle times the producer over its quota was told (s): %s" % " ".join("%.3f" % t for t in noisy))
+    if isinstance(BROKER, Runnel):
+        # The sensors' rates, named as the JMX exporter names Kafka's
+        # kafka.server:type=Produce beans: the client-id level tags no user.
+        samples = scrape(BROKER.admin_port())
+        assert value(samples, "kafka_server_produce_byte_rate", user="", client_id="noisy") > 0
+        assert value(samples, "kafka_server_produce_throttle_time", user="", client_id="noisy") > 0
+        assert ("kafka_server_produce_byte_rate", frozenset({("user", ""), ("client_id", "quiet")})) not in samples, \
+            "a sensor for a client id without a quota"
     quiet = produce_all("quiet", "quota-produce", 200, 1000)
     eq(quiet, [], "throttles reported to a client id without a quota")
     values, _ = consume_all("reader", "quota-produce", 400, "quota-produce-check")
@@ -276,7 +285,7 @@ def main():
         import kafka_harness
         broker = kafka_harness.Kafka(sys.argv[2])
     else:
-        broker = Runnel()
+        broker = Runnel(overrides={"runnel.admin.listeners": "http://127.0.0.1:0"})
     with broker:
         BROKER = broker
         return run_tests([

@@ -33,5 +33,8 @@ void replica_families(PrometheusText& out, Broker& broker, const TopicPartitions
 // Groups by state, and each group's committed offsets and lag
 // (group_families.cc).
 void group_families(PrometheusText& out, Broker& broker, const TopicPartitions& topics);
+// Client quotas: the rate and average throttle time of each sensor
+// (quota_families.cc).
+void quota_families(PrometheusText& out, Broker& broker);
 
 }  // namespace runnel::broker::admin

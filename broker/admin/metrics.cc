@@ -56,6 +56,7 @@ std::string render_metrics(Broker& broker) {
   log_families(out, topics);
   replica_families(out, broker, topics);
   group_families(out, broker, topics);
+  quota_families(out, broker);
   return out.take();
 }
 
