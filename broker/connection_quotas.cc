@@ -169,6 +169,27 @@ awaitable<void> ConnectionQuotas::wait_to_accept(const std::string& listener) {
   }
 }
 
+std::optional<int64_t> ConnectionQuotas::ip_throttle_ms(const std::string& listener, const std::string& address,
+                                                        std::optional<double> rate, const QuotaWindow& w,
+                                                        int64_t now_ms) {
+  // Kafka expires a sensor idle for an hour; looked at once a minute.
+  constexpr int64_t kIdleExpiryMs = 3'600'000;
+  if (now_ms - last_ip_expiry_ms_ >= 60'000) {
+    last_ip_expiry_ms_ = now_ms;
+    std::erase_if(ip_rate_, [&](const auto& e) { return now_ms - e.second.last_recorded_ms >= kIdleExpiryMs; });
+  }
+  if (!rate) return std::nullopt;
+  IpRate& ip = ip_rate_[address];
+  ip.last_recorded_ms = now_ms;
+  ip.rate.record(1.0, now_ms, w);
+  if (ip.rate.measure(now_ms, w) <= *rate) return std::nullopt;
+  const int64_t throttle = std::min(ip.rate.throttle_ms(*rate, now_ms, w), w.window_ms);
+  ip.rate.record(-1.0, now_ms, w);
+  listener_rate_[listener].give_back();
+  if (!is_inter_broker(listener)) broker_rate_.give_back();
+  return throttle;
+}
+
 std::optional<ConnectionQuotas::Slot> ConnectionQuotas::admit(const std::string& listener, const std::string& address) {
   if (per_address_[address] >= max_for_address(address)) {
     if (per_address_[address] == 0) per_address_.erase(address);

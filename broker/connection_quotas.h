@@ -26,8 +26,16 @@
 //
 // Values are read from the broker's config at each accept, so a dynamic
 // update (kafka-configs --entity-type brokers --entity-default) applies to
-// the next one. Kafka's per-IP creation rate (the IP entity of client
-// quotas, KIP-612) is not implemented.
+// the next one.
+//
+//   connection_creation_rate        of the ip client quota entity (KIP-612;
+//                                   kafka-configs --entity-type ips), on every
+//                                   listener: measured with Kafka's windowed
+//                                   rate per address; a connection over it is
+//                                   not counted and is closed once the throttle
+//                                   time (at most one quota window) has
+//                                   passed, as Kafka's acceptor delays closing
+//                                   a throttled socket.
 #pragma once
 
 #include <chrono>
@@ -40,6 +48,7 @@
 
 #include "broker/asio.h"
 #include "broker/config.h"
+#include "broker/quota_rate.h"
 
 namespace runnel::broker {
 
@@ -93,6 +102,14 @@ class ConnectionQuotas : public std::enable_shared_from_this<ConnectionQuotas> {
   // address already has its max.connections.per.ip (close it).
   std::optional<Slot> admit(const std::string& listener, const std::string& address);
 
+  // Kafka's recordIpConnectionMaybeThrottle: records a connection from
+  // `address` against its ip quota `rate` (nullopt: none). Over it, the
+  // connection is taken back from the address's rate and from the
+  // listener's and broker's creation rates, and the time to hold it before
+  // closing it is returned; nullopt when it may be admitted.
+  std::optional<int64_t> ip_throttle_ms(const std::string& listener, const std::string& address,
+                                        std::optional<double> rate, const QuotaWindow& w, int64_t now_ms);
+
   // The most connections `address` may hold, and the limit it was given as.
   int64_t max_for_address(const std::string& address);
   bool is_inter_broker(const std::string& listener) const;
@@ -111,6 +128,12 @@ class ConnectionQuotas : public std::enable_shared_from_this<ConnectionQuotas> {
   int64_t total_ = 0;
   CreationRate broker_rate_;
   std::map<std::string, CreationRate> listener_rate_;
+  struct IpRate {
+    QuotaRate rate;
+    int64_t last_recorded_ms = 0;
+  };
+  std::map<std::string, IpRate> ip_rate_;
+  int64_t last_ip_expiry_ms_ = 0;
   std::string overrides_text_;  // the max.connections.per.ip.overrides value parsed into overrides_
   std::map<std::string, int64_t> overrides_;
 };

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "broker/client_address.h"
+#include "broker/logging.h"
 #include "broker/timed_executor.h"
 #include "cluster/etcd/key_layout.h"
 
@@ -14,12 +16,40 @@ QuotaManagers::QuotaManagers(cluster::MetadataStore& store, const BrokerConfig& 
     produce_.quotas_changed(stored_.value());
     fetch_.quotas_changed(stored_.value());
     request_.quotas_changed(stored_.value());
+    index_ip_rates();
   });
 }
 
 int64_t QuotaManagers::now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+void QuotaManagers::index_ip_rates() {
+  ip_rates_.clear();
+  default_ip_rate_.reset();
+  for (const auto& [entity, values] : stored_.value()) {
+    auto ip = entity.find(kIpEntity);
+    auto rate = values.find(kConnectionCreationRate);
+    if (ip == entity.end() || entity.size() != 1 || rate == values.end()) continue;
+    if (!ip->second) {
+      default_ip_rate_ = rate->second;
+      continue;
+    }
+    error_code ec;
+    const auto address = asio::ip::make_address(*ip->second, ec);
+    if (ec) {
+      RLOG_WARN("connection_creation_rate for ip %s: not an address, so no connection is held to it",
+                ip->second->c_str());
+      continue;
+    }
+    ip_rates_[java_host_address(address)] = rate->second;
+  }
+}
+
+std::optional<double> QuotaManagers::connection_rate_for_ip(const std::string& address) const {
+  if (auto it = ip_rates_.find(address); it != ip_rates_.end()) return it->second;
+  return default_ip_rate_;
 }
 
 QuotaWindow QuotaManagers::window() const {

@@ -16,6 +16,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
 
 #include "broker/client_quota_entity.h"
 #include "broker/client_quota_manager.h"
@@ -56,15 +59,26 @@ class QuotaManagers {
   // request's own quotas are then recorded (ctx.quotas_recorded).
   void throttle_larger(ClientQuotaManager& bandwidth, RequestContext& ctx, int64_t bandwidth_ms, int64_t request_ms);
 
+  // The ip entity's connection_creation_rate for a client address (as
+  // java_host_address writes it), Kafka's connectionRateForIp: the
+  // address's own quota, else the default ip's; nullopt when neither is set.
+  // An entity named by a host name rather than an address applies to no
+  // connection (logged when stored): Kafka resolves it when the quota
+  // changes, which Runnel would do on its event loop.
+  std::optional<double> connection_rate_for_ip(const std::string& address) const;
+
   static int64_t now_ms();
 
  private:
+  void index_ip_rates();
 
   const BrokerConfig& config_;
   StoredDocument<ClientQuotas> stored_;
   ClientQuotaManager produce_{QuotaType::produce};
   ClientQuotaManager fetch_{QuotaType::fetch};
   ClientQuotaManager request_{QuotaType::request};
+  std::map<std::string, double> ip_rates_;  // by java_host_address
+  std::optional<double> default_ip_rate_;
 };
 
 }  // namespace runnel::broker

@@ -3,6 +3,7 @@
 #include "broker/client_address.h"
 #include "broker/connection.h"
 #include "broker/logging.h"
+#include "broker/quota_managers.h"
 #include "broker/listener_channels.h"
 #include "security/channel_builder.h"
 
@@ -71,6 +72,17 @@ void Server::bind() {
   }
 }
 
+// A connection over its ip's connection_creation_rate, held open unread
+// for its throttle time and then closed, as Kafka's acceptor does: a
+// client reconnecting at once would otherwise spin.
+awaitable<void> Server::close_after(tcp::socket socket, std::chrono::milliseconds delay) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  timer.expires_after(delay);
+  co_await timer.async_wait(as_tuple_awaitable);
+  error_code ignored;
+  socket.close(ignored);
+}
+
 awaitable<void> Server::accept_loop(BoundListener& listener) {
   tcp::acceptor& acceptor = listener.acceptor;
   const std::string& listener_name = listener.name;
@@ -96,6 +108,14 @@ awaitable<void> Server::accept_loop(BoundListener& listener) {
     error_code peer_ec;
     const auto peer = socket.remote_endpoint(peer_ec);
     const std::string address = peer_ec ? std::string("unknown") : java_host_address(peer.address());
+    QuotaManagers& client_quotas = broker_.quotas();
+    if (auto throttle = quotas_->ip_throttle_ms(listener_name, address, client_quotas.connection_rate_for_ip(address),
+                                               client_quotas.window(), QuotaManagers::now_ms())) {
+      RLOG_DEBUG("Delaying closing of connection from /%s for %lld ms", address.c_str(),
+                static_cast<long long>(*throttle));
+      asio::co_spawn(io_, close_after(std::move(socket), std::chrono::milliseconds(*throttle)), asio::detached);
+      continue;
+    }
     auto slot = quotas_->admit(listener_name, address);
     if (!slot) {
       RLOG_INFO("Rejected connection from /%s, address already has the configured maximum of %lld connections.",

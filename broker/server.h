@@ -51,6 +51,7 @@ class Server {
   };
 
   awaitable<void> accept_loop(BoundListener& listener);
+  static awaitable<void> close_after(tcp::socket socket, std::chrono::milliseconds delay);
 
   asio::io_context& io_;
   Broker& broker_;

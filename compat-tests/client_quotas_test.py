@@ -21,7 +21,6 @@ A throttle is checked as reported by the client, never as a duration.
   /usr/bin/python3 compat-tests/client_quotas_test.py build/debug/runnel <kafka jar cache dir> [--kafka]
 """
 
-import struct
 import sys
 import time
 
@@ -36,7 +35,6 @@ from scram_admin import ConfigsTool
 
 TOOL = None  # ConfigsTool, from argv
 BROKER = None
-ALTER_CLIENT_QUOTAS = 49
 INVALID_REQUEST = 42
 DEADLINE = 120.0  # seconds for any produce or consume loop here
 
@@ -105,42 +103,6 @@ def test_kafka_configs():
     eq(lines(configs("--describe", *clients)), set(), "clients after --delete-config of the default")
 
 
-def alter_client_quotas_v1(corr, entries, validate_only=False):
-    """AlterClientQuotas v1 (flexible): entries of ([(type, name)], [(key, value or None)])."""
-    def entity(parts):
-        return kw.compact_array([kw.compact_string(t) + kw.compact_string(n) + kw.uvarint(0) for t, n in parts])
-
-    def ops(items):
-        return kw.compact_array([kw.compact_string(k) + struct.pack(">d", 0.0 if v is None else v) +
-                                 kw.i8(1 if v is None else 0) + kw.uvarint(0) for k, v in items])
-
-    body = kw.compact_array([entity(e) + ops(o) + kw.uvarint(0) for e, o in entries])
-    body += kw.i8(1 if validate_only else 0) + kw.uvarint(0)
-    return kw.request(ALTER_CLIENT_QUOTAS, 1, corr, body, flexible=True)
-
-
-def parse_alter_client_quotas_v1(body):
-    """[(error_code, error_message, {type: name})], after the response header's tags."""
-    r = kw.Reader(body)
-    r.skip_tags()  # response header v1
-    r.i32()  # throttle_time_ms
-
-    def entry(r):
-        code, message = r.i16(), r.compact_string()
-        parts = {}
-        for _ in range(r.uvarint() - 1):
-            t, n = r.compact_string(), r.compact_string()
-            r.skip_tags()
-            parts[t] = n
-        r.skip_tags()
-        return code, message, parts
-
-    out = r.compact_array(entry)
-    r.skip_tags()
-    assert r.done(), "bytes left after AlterClientQuotas response"
-    return out
-
-
 def test_refusals_by_hand():
     cases = [
         ([("user", "bob")], [("producer_byte_rate", 0.0)], "Quota producer_byte_rate must be greater than 0"),
@@ -161,10 +123,10 @@ def test_refusals_by_hand():
     ]
     with kw.Connection(BROKER.port) as conn:
         for i, (entity, ops, message) in enumerate(cases):
-            got = parse_alter_client_quotas_v1(conn.call(alter_client_quotas_v1(i + 1, [(entity, ops)]), i + 1))
+            got = kw.parse_alter_client_quotas_v1(conn.call(kw.alter_client_quotas_v1(i + 1, [(entity, ops)]), i + 1))
             eq(got, [(INVALID_REQUEST, message, dict(entity))], "refusal of %r %r" % (entity, ops))
         # Refused entities write nothing; one that passes beside them does.
-        got = parse_alter_client_quotas_v1(conn.call(alter_client_quotas_v1(99, [
+        got = kw.parse_alter_client_quotas_v1(conn.call(kw.alter_client_quotas_v1(99, [
             ([("user", "carol")], [("producer_byte_rate", 1000.0)]),
             ([("user", "dave")], [("producer_byte_rate", 0.5)])]), 99))
         eq(sorted(got, key=lambda e: e[2]["user"]),

@@ -205,6 +205,38 @@ def test_dynamic_update():
             s.close()
 
 
+def set_ip_rate(port, ip, rate):
+    """AlterClientQuotas of the ip entity's connection_creation_rate (None removes it)."""
+    with w.Connection(port) as c:
+        got = w.parse_alter_client_quotas_v1(
+            c.call(w.alter_client_quotas_v1(5, [([("ip", ip)], [("connection_creation_rate", rate)])]), 5))
+        assert got == [(0, None, {"ip": ip})], got
+
+
+def test_ip_connection_creation_rate():
+    with Runnel() as b:
+        # 2 a second over Kafka's quota windows (11 of 1 s, the rate divided
+        # by at least 10 s): about 20 connections at once, then none.
+        set_ip_rate(b.port, "127.0.0.2", 2.0)
+        outcomes = []
+        for i in range(25):
+            s = connect(b.port, "127.0.0.2")
+            outcomes.append(answered(s, i + 1, SERVED_BOUND))  # a throttled one is closed after at most 1 s
+            s.close()
+        print("served %d of 25 connections from an ip held to 2 a second" % outcomes.count(True))
+        assert all(outcomes[:15]), "connections within the ip's rate refused: %r" % outcomes
+        assert not all(outcomes), "25 connections at once from an ip held to 2 a second all served"
+        assert outcomes.count(True) <= 21, "%d connections served at 2 a second" % outcomes.count(True)
+        # Another address has no quota (and no default ip quota is set).
+        other = connect(b.port)
+        assert answered(other, 99, SERVED_BOUND), "a connection from an address without a quota refused"
+        other.close()
+        set_ip_rate(b.port, "127.0.0.2", None)
+        again = connect(b.port, "127.0.0.2")
+        assert answered(again, 100, SERVED_BOUND), "the ip's quota removed, its connection still refused"
+        again.close()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         ("max.connections.per.ip and its overrides close the connection past the limit", test_per_ip_limit_and_overrides),
@@ -213,4 +245,5 @@ if __name__ == "__main__":
         ("the inter-broker listener passes max.connections and evicts a client", test_inter_broker_listener_exempt_and_evicts),
         ("max.connection.creation.rate paces new connections", test_creation_rate),
         ("max.connections.per.ip set through IncrementalAlterConfigs applies", test_dynamic_update),
+        ("the ip entity's connection_creation_rate (KIP-612) closes connections over it", test_ip_connection_creation_rate),
     ]))

@@ -719,3 +719,39 @@ class Connection:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+def alter_client_quotas_v1(corr, entries, validate_only=False):
+    """AlterClientQuotas v1 (flexible): entries of ([(type, name)], [(key, value or None)])."""
+    def entity(parts):
+        return compact_array([compact_string(t) + compact_string(n) + uvarint(0) for t, n in parts])
+
+    def ops(items):
+        return compact_array([compact_string(k) + struct.pack(">d", 0.0 if v is None else v) +
+                              i8(1 if v is None else 0) + uvarint(0) for k, v in items])
+
+    body = compact_array([entity(e) + ops(o) + uvarint(0) for e, o in entries])
+    body += i8(1 if validate_only else 0) + uvarint(0)
+    return request(49, 1, corr, body, flexible=True)
+
+
+def parse_alter_client_quotas_v1(body):
+    """[(error_code, error_message, {type: name})], after the response header's tags."""
+    r = Reader(body)
+    r.skip_tags()  # response header v1
+    r.i32()  # throttle_time_ms
+
+    def entry(r):
+        code, message = r.i16(), r.compact_string()
+        parts = {}
+        for _ in range(r.uvarint() - 1):
+            t, n = r.compact_string(), r.compact_string()
+            r.skip_tags()
+            parts[t] = n
+        r.skip_tags()
+        return code, message, parts
+
+    out = r.compact_array(entry)
+    r.skip_tags()
+    assert r.done(), "bytes left after AlterClientQuotas response"
+    return out
