@@ -12,10 +12,10 @@
 
 #include "broker/testing/broker_fixture.h"
 #include "broker/testing/kafka_client.h"
+#include "broker/testing/requests.h"
 #include "protocol/error_codes.h"
 #include "protocol/messages/03_metadata.h"
 #include "protocol/messages/10_find_coordinator.h"
-#include "protocol/messages/19_create_topics.h"
 #include "protocol/messages/20_delete_topics.h"
 #include "protocol/messages/37_create_partitions.h"
 #include "protocol/messages/44_incremental_alter_configs.h"
@@ -33,23 +33,6 @@ using Props = std::map<std::string, std::string>;
 
 cluster::ImagePtr image_of(BrokerFixture& broker) {
   return broker.on_loop([](Broker& b) { return b.metadata_cache().image(); });
-}
-
-void create_topic(KafkaClient& client, const std::string& name, int32_t partitions,
-                  std::vector<std::pair<std::string, std::string>> configs = {}) {
-  p::CreateTopicsRequest req;
-  auto& t = req.topics.emplace_back();
-  t.name = name;
-  t.num_partitions = partitions;
-  t.replication_factor = 1;
-  for (auto& [k, v] : configs) {
-    auto& c = t.configs.emplace_back();
-    c.name = k;
-    c.value = v;
-  }
-  auto resp = client.call<p::CreateTopicsApi>(req, 7);
-  REQUIRE(resp.topics.size() == 1);
-  REQUIRE(resp.topics[0].error_code == kNone);
 }
 
 void delete_topic(KafkaClient& client, const std::string& name) {

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "broker/testing/kafka_client.h"
@@ -20,12 +21,18 @@ inline constexpr int16_t kCreateTopicsVersion = 7;
 inline constexpr int16_t kProduceVersion = 11;
 inline constexpr int16_t kFetchVersion = 12;  // the last version that names topics rather than ids
 
-inline void create_topic(KafkaClient& client, const std::string& name, int32_t partitions) {
+inline void create_topic(KafkaClient& client, const std::string& name, int32_t partitions,
+                         const std::vector<std::pair<std::string, std::string>>& configs = {}) {
   protocol::CreateTopicsRequest req;
   protocol::CreateTopicsRequest::CreatableTopic topic;
   topic.name = name;
   topic.num_partitions = partitions;
   topic.replication_factor = 1;
+  for (const auto& [key, value] : configs) {
+    auto& c = topic.configs.emplace_back();
+    c.name = key;
+    c.value = value;
+  }
   req.topics.push_back(topic);
   auto resp = client.call<protocol::CreateTopicsApi>(req, kCreateTopicsVersion);
   REQUIRE(resp.topics.size() == 1);
