@@ -112,7 +112,7 @@ awaitable<void> Server::accept_loop(BoundListener& listener) {
     if (auto throttle = quotas_->ip_throttle_ms(listener_name, address, client_quotas.connection_rate_for_ip(address),
                                                client_quotas.window(), QuotaManagers::now_ms())) {
       RLOG_DEBUG("Delaying closing of connection from /%s for %lld ms", address.c_str(),
-                static_cast<long long>(*throttle));
+                 static_cast<long long>(*throttle));
       asio::co_spawn(io_, close_after(std::move(socket), std::chrono::milliseconds(*throttle)), asio::detached);
       continue;
     }

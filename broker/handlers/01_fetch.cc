@@ -270,7 +270,8 @@ awaitable<p::FetchResponse> handle<p::FetchApi>(RequestContext& ctx, p::FetchReq
   // once the throttle has passed, and a full fetch opens no session.
   if (!replica) {
     QuotaManagers& quotas = b.quotas();
-    const double bytes = static_cast<double>(resp.size(v));
+    // Sizing the response is a walk over it: only while a fetch quota exists.
+    const double bytes = quotas.fetch().enabled() ? static_cast<double>(resp.size(v)) : 0;
     const int64_t bandwidth_throttle = quotas.record_bytes(quotas.fetch(), ctx, bytes);
     const int64_t request_throttle = quotas.record_request_time(ctx);
     quotas.throttle_larger(quotas.fetch(), ctx, bandwidth_throttle, request_throttle);
