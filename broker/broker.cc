@@ -45,6 +45,11 @@ std::unique_ptr<storage::LogManager> open_logs(const BrokerConfig& config, const
   // Each partition is loaded when its topic asks for it, with the topic's
   // config; directories no topic asks for are set aside, not opened.
   o.load_on_demand = true;
+  // Kafka's LogManager.handleLogDirFailure words, so operators' alerts match.
+  o.on_dir_failure = [](const std::filesystem::path& dir, std::error_code ec) {
+    RLOG_ERROR("Stopping serving logs in dir %s after an I/O error (%s): its partitions are offline until a restart",
+               dir.c_str(), ec.message().c_str());
+  };
   auto logs = storage::LogManager::open(std::move(o));
   if (!logs) throw std::runtime_error("cannot open log.dirs: " + logs.error().message());
   for (const auto& d : (*logs)->set_aside()) RLOG_WARN("not loading %s: %s", d.path.c_str(), d.reason.c_str());

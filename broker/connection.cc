@@ -167,12 +167,7 @@ awaitable<void> Connection::request_loop() {
   const int32_t max_request = broker_.config().get_int("socket.request.max.bytes");
   const bool authenticated = co_await authenticate();
   while (authenticated) {
-    // A client over its quota is read no further until its throttle time
-    // has passed (KIP-219: Kafka mutes the channel); its response has gone.
-    while (!closed_ && throttled_until_ > std::chrono::steady_clock::now()) {
-      throttle_timer_.expires_at(throttled_until_);
-      co_await throttle_timer_.async_wait(as_tuple_awaitable);
-    }
+    co_await wait_out_throttle();
     if (closed_) break;
     uint8_t size_buf[4];
     if (co_await transport_->read(asio::buffer(size_buf))) break;
@@ -258,7 +253,12 @@ awaitable<std::shared_ptr<uint8_t[]>> Connection::read_frame(size_t size) {
 awaitable<bool> Connection::serve(std::shared_ptr<uint8_t[]> frame, size_t size, RequestMemory::Permit permit) {
   auto peek = proto::peek_header(proto::ByteView(frame.get(), size));
   // Only a Produce starts before the released requests have finished (connection.h).
-  if (!released_.empty() && (!peek || peek->api_key != proto::ProduceApi::key)) co_await drain_released();
+  if (!released_.empty() && (!peek || peek->api_key != proto::ProduceApi::key)) {
+    co_await drain_released();
+    // A released Produce may have been throttled after this was read.
+    co_await wait_out_throttle();
+    if (closed_) co_return false;
+  }
   if (sasl_) {
     if (sasl_->in_progress()) co_return co_await serve_sasl(std::move(frame), size, std::move(permit));
     const auto now = std::chrono::steady_clock::now();
@@ -379,9 +379,13 @@ awaitable<void> Connection::run_handler(std::shared_ptr<Connection> self, std::s
     served->failure = e.what();
   }
   served->out.splices = writer.splices();
+  // The mute starts as the handler ends, before anything waiting on it
+  // (drain_released, the response loop) resumes.
+  if (const int32_t throttle = served->ctx->throttle_time_ms; throttle > 0)
+    self->throttled_until_ = std::max(self->throttled_until_,
+                                      std::chrono::steady_clock::now() + std::chrono::milliseconds(throttle));
   served->done = true;
   served->changed();
-  (void)self;  // the connection outlives its handlers
 }
 
 bool Connection::finish(ServedRequest& served, OutboundResponse& out) {
@@ -401,9 +405,6 @@ bool Connection::finish(ServedRequest& served, OutboundResponse& out) {
   }
   RequestContext& ctx = *served.ctx;
   if (ctx.close_connection) return false;
-  if (ctx.throttle_time_ms > 0)
-    throttled_until_ = std::max(throttled_until_,
-                                std::chrono::steady_clock::now() + std::chrono::milliseconds(ctx.throttle_time_ms));
   if (!ctx.send_response) {
     out = OutboundResponse{};
   } else {
@@ -424,9 +425,17 @@ bool Connection::finish(ServedRequest& served, OutboundResponse& out) {
     return false;
   }
   put_size_prefix(out.bytes, body);
-  out.before_send = std::move(ctx.before_send);
   out.keepalive = served.frame;
   return true;
+}
+
+awaitable<void> Connection::wait_out_throttle() {
+  // A client over its quota is served no further until its throttle time
+  // has passed (KIP-219: Kafka mutes the channel); its response has gone.
+  while (!closed_ && throttled_until_ > std::chrono::steady_clock::now()) {
+    throttle_timer_.expires_at(throttled_until_);
+    co_await throttle_timer_.async_wait(as_tuple_awaitable);
+  }
 }
 
 awaitable<void> Connection::drain_released() {
@@ -465,7 +474,6 @@ awaitable<void> Connection::response_loop() {
         continue;
       }
     }
-    if (response.before_send && !co_await response.before_send()) break;
     try {
       co_await write_response(response);
     } catch (const boost::system::system_error&) {

@@ -61,7 +61,6 @@ struct ServedRequest;  // connection.cc
 struct OutboundResponse {
   protocol::Bytes bytes;  // starts with the 4-byte size prefix
   std::vector<protocol::Writer::Splice> splices;
-  std::function<awaitable<bool>()> before_send;
   std::shared_ptr<const void> keepalive;  // request frame and anything the response views
   bool end_of_stream = false;             // no more responses follow
   // A request whose handler released the order and still runs: the
@@ -112,6 +111,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool finish(ServedRequest& served, OutboundResponse& out);
   // Returns once every released request has finished.
   awaitable<void> drain_released();
+  // Waits while the connection is throttled (a quota's mute).
+  awaitable<void> wait_out_throttle();
   awaitable<bool> answer_unsupported_api_versions(const protocol::RequestHeader& header);
   awaitable<bool> queue(OutboundResponse response);
   awaitable<void> write_response(OutboundResponse& response);

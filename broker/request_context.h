@@ -29,11 +29,6 @@ struct RequestContext {
   // Handlers set these:
   bool send_response = true;  // false: the client expects no response (Produce acks=0)
   bool close_connection = false;  // Kafka's answer to an acks=0 produce error
-  // Awaited by the connection before the response is sent, after the
-  // handler returned (e.g. the fsync of an acks=all append), so the next
-  // request on the connection can start meanwhile. Responses still leave in
-  // request order. Returning false closes the connection unanswered.
-  std::function<awaitable<bool>()> before_send;
   // Set by the connection; a handler calls it once what it must do in
   // order with the connection's later requests is done (a Produce: its
   // appends): the connection goes on to the next request while this

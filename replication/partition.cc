@@ -143,7 +143,12 @@ LeaderAppendResult Partition::append_records_as_leader(const LeaderAppendRequest
     return out;
   }
   if (!info) {
-    RLOG_ERROR("append to %s-%d failed: %s", topic_.c_str(), index(), info.error().message().c_str());
+    // The failure that takes the dir offline is an error; the refusals after
+    // it (a producer retrying) were reported by it.
+    if (info.error() == storage::StorageErrc::log_dir_failed)
+      RLOG_DEBUG("append to %s-%d refused: %s", topic_.c_str(), index(), info.error().message().c_str());
+    else
+      RLOG_ERROR("append to %s-%d failed: %s", topic_.c_str(), index(), info.error().message().c_str());
     out.status = {ErrorCode::kafka_storage_error, {}, {}};
     return out;
   }

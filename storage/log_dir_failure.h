@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <system_error>
 
@@ -15,12 +16,18 @@ namespace runnel::storage {
 
 class LogDirFailure {
  public:
+  // `on_offline` hears the first error (the log manager's report).
+  explicit LogDirFailure(std::function<void(std::error_code)> on_offline = {}) : on_offline_(std::move(on_offline)) {}
+
   // Records the first error; later ones change nothing.
   void mark_offline(std::error_code ec) {
-    std::lock_guard lock(mu_);
-    if (offline_) return;
-    error_ = ec;
-    offline_ = true;
+    {
+      std::lock_guard lock(mu_);
+      if (offline_) return;
+      error_ = ec;
+      offline_ = true;
+    }
+    if (on_offline_) on_offline_(ec);
   }
   bool offline() const { return offline_; }
   std::error_code error() const {
@@ -29,6 +36,7 @@ class LogDirFailure {
   }
 
  private:
+  const std::function<void(std::error_code)> on_offline_;
   mutable std::mutex mu_;
   std::atomic<bool> offline_{false};
   std::error_code error_;

@@ -35,8 +35,14 @@ Result<std::unique_ptr<LogManager>> LogManager::open(LogManagerOptions options) 
   m->options_ = std::move(options);
   if (m->options_.clock) m->clock_ = m->options_.clock;
   m->clean_.assign(m->options_.log_dirs.size(), false);
-  for (size_t i = 0; i < m->options_.log_dirs.size(); ++i)
-    m->dir_failures_.push_back(std::make_shared<LogDirFailure>());
+  for (size_t i = 0; i < m->options_.log_dirs.size(); ++i) {
+    std::function<void(std::error_code)> report;
+    if (m->options_.on_dir_failure)
+      report = [report_dir = m->options_.on_dir_failure, dir = m->options_.log_dirs[i]](std::error_code ec) {
+        report_dir(dir, ec);
+      };
+    m->dir_failures_.push_back(std::make_shared<LogDirFailure>(std::move(report)));
+  }
   for (size_t i = 0; i < m->options_.log_dirs.size(); ++i)
     if (auto ec = m->open_dir(i)) return ec;
   int64_t t = m->now();

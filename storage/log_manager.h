@@ -68,6 +68,9 @@ struct LogManagerOptions {
   // get_or_create() first asks for it, with the config it passes; what is
   // never asked for is then set aside by set_aside_strays().
   bool load_on_demand = false;
+  // Called once per log dir, when its first I/O error takes it offline
+  // (Kafka's "Stopping serving logs in dir"), from the thread that hit it.
+  std::function<void(const fs::path& dir, std::error_code)> on_dir_failure;
 };
 
 // A directory in a log dir that is not loaded, and why.

@@ -95,35 +95,49 @@ PartitionResponse partition_response(int32_t index, replication::LeaderAppendRes
   return r;
 }
 
-std::function<std::error_code()> sync_all(const std::vector<std::shared_ptr<storage::Log>>& logs) {
-  return [logs] {
-    for (auto& log : logs)
-      if (auto e = log->sync()) return e;
-    return std::error_code{};
-  };
-}
-
 // The fsync of an acks=all request's appends, started as soon as they are
 // in the logs, so that it runs while the followers fetch them rather than
 // after (the leader's fsync and the ISR's, not one then the other); the
-// response waits for its outcome (group::wait_for) before it leaves.
-using StartedSync = group::Completion<bool>;
+// handler waits for its outcome before it answers. Each log is synced
+// whatever the others' outcome: one failed dir (JBOD) fails only its own
+// partitions' appends.
+using SyncOutcomes = std::vector<std::pair<size_t, std::error_code>>;  // entry index, fsync error
+using StartedSync = group::Completion<SyncOutcomes>;
 
-awaitable<void> run_sync(Broker& broker, std::vector<std::shared_ptr<storage::Log>> logs,
-                         std::function<void(bool)> done) {
-  std::error_code ec = co_await broker.run_blocking(sync_all(logs));
-  if (ec) RLOG_ERROR("fsync for acks=all failed: %s; closing the connection unacknowledged", ec.message().c_str());
-  done(!ec);
+std::function<SyncOutcomes()> sync_each(std::vector<std::pair<size_t, std::shared_ptr<storage::Log>>> logs) {
+  return [logs = std::move(logs)] {
+    SyncOutcomes out;
+    for (const auto& [entry, log] : logs) out.emplace_back(entry, log->sync());
+    return out;
+  };
+}
+
+awaitable<void> run_sync(Broker& broker, std::vector<std::pair<size_t, std::shared_ptr<storage::Log>>> logs,
+                         std::function<void(SyncOutcomes)> done) {
+  done(co_await broker.run_blocking(sync_each(std::move(logs))));
 }
 
 std::shared_ptr<StartedSync> start_sync(Broker& broker, std::span<const replication::AppendEntry> entries) {
-  std::vector<std::shared_ptr<storage::Log>> logs;
-  for (const auto& e : entries)
-    if (e.partition && e.result.ok()) logs.push_back(e.partition->log_ptr());
+  std::vector<std::pair<size_t, std::shared_ptr<storage::Log>>> logs;
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (entries[i].partition && entries[i].result.ok()) logs.emplace_back(i, entries[i].partition->log_ptr());
   if (logs.empty()) return nullptr;
   auto sync = std::make_shared<StartedSync>(broker.io().get_executor());
   asio::co_spawn(broker.io(), run_sync(broker, std::move(logs), group::completer(sync)), asio::detached);
   return sync;
+}
+
+// An append whose fsync failed is not acknowledged: its partition answers
+// KAFKA_STORAGE_ERROR (its log dir is offline from then on, so every later
+// request to it does too), the others as they are.
+void fail_unsynced(std::span<replication::AppendEntry> entries, const SyncOutcomes& outcomes) {
+  for (const auto& [i, ec] : outcomes) {
+    if (!ec || !entries[i].result.ok()) continue;
+    RLOG_ERROR("fsync of %s for acks=all failed: %s; the append is not acknowledged",
+               entries[i].partition->log_ptr()->dir().c_str(), ec.message().c_str());
+    entries[i].result = replication::LeaderAppendResult{};
+    entries[i].result.status = {ErrorCode::kafka_storage_error, {}, {}};
+  }
 }
 
 // Whether any partition is one this broker leads but has not opened yet
@@ -229,6 +243,7 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
   };
   co_await b.replica_manager().append_records(req.acks, std::chrono::milliseconds(std::max(0, req.timeout_ms)),
                                               entries, appended);
+  if (sync) fail_unsynced(entries, co_await group::wait_for(sync));
 
   bool any_error = false;
   auto entry = entries.begin();
@@ -260,12 +275,6 @@ awaitable<p::ProduceResponse> handle<p::ProduceApi>(RequestContext& ctx, p::Prod
     // so the producer notices.
     ctx.send_response = false;
     ctx.close_connection = any_error;
-  } else if (sync) {
-    // The response is already encoded; if the fsync fails the connection
-    // is closed instead of sending it, so nothing unsynced is ever
-    // acknowledged (the log is failed from then on: every later append
-    // answers KAFKA_STORAGE_ERROR).
-    ctx.before_send = [sync = std::move(sync)] { return group::wait_for(sync); };
   }
   co_return resp;
 }

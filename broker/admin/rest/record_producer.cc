@@ -137,17 +137,11 @@ awaitable<std::vector<RecordOutcome>> RecordProducer::produce(const RestClient& 
   const protocol::RequestHeader h = header(0, kProduceVersion);
   RequestContext ctx{broker_, h, client.host, "REST", client.principal};
   p::ProduceResponse resp = co_await handle<p::ProduceApi>(ctx, req);
-  bool synced = true;
-  if (ctx.before_send) {
-    auto wait = ctx.before_send();
-    synced = co_await std::move(wait);
-  }
   for (const auto& tr : resp.responses) {
     for (const auto& pr : tr.partition_responses) {
       auto it = by_partition.find(pr.index);
       if (it == by_partition.end()) continue;
       auto error = static_cast<ErrorCode>(pr.error_code);
-      if (error == ErrorCode::none && !synced) error = ErrorCode::kafka_storage_error;
       const std::string message = pr.error_message.value_or("");
       for (size_t j = 0; j < it->second.size(); ++j) {
         RecordOutcome& o = outcomes[it->second[j]];
