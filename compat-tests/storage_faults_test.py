@@ -19,16 +19,26 @@ error code and stays up, and never loses an acknowledged record.
   a message, and with space back every acknowledged record is read back.
   Needs mount(2) (the tests run as root); without it this case is skipped
   with a message and the exit code is 77 (ctest SKIP_RETURN_CODE).
+- SIGKILL at any moment of a full disk: on a 32 MiB tmpfs, six times, a
+  producer sends acks=all records, dd fills the disk at a seeded moment
+  and the broker is SIGKILLed at another (before, while or after the disk
+  fills). It is started again: where the unclean log's recovery needs
+  space the full disk lacks, it exits 1 naming ENOSPC (Kafka's startup
+  gives up on such a dir too) and starts once the filler is removed. Every
+  record acknowledged before any kill is read back each time, and with
+  space back the partition takes writes again.
 
 usage: /usr/bin/python3 storage_faults_test.py <runnel binary>
 """
 
 import os
+import random
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import kafka_wire as w
@@ -146,14 +156,23 @@ def fill(path):
                    stderr=subprocess.DEVNULL, timeout=120)
 
 
-def test_full_disk(binary):
+def on_tmpfs(binary, size, case):
+    """A broker (not started) whose log dir is a fresh tmpfs of `size`, or
+    None, with a SKIP line, where mount(2) is not allowed."""
     b = Runnel(binary)
     os.makedirs(b.log_dir)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", b.log_dir],
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", b.log_dir],
                              stderr=subprocess.PIPE, timeout=30)
     if mounted.returncode != 0:
         b.close()
-        print("SKIP full disk: cannot mount a tmpfs (%s)" % mounted.stderr.decode().strip(), flush=True)
+        print("SKIP %s: cannot mount a tmpfs (%s)" % (case, mounted.stderr.decode().strip()), flush=True)
+        return None
+    return b
+
+
+def test_full_disk(binary):
+    b = on_tmpfs(binary, "64m", "full disk")
+    if b is None:
         return SKIPPED
     topic = "full"
     filler = os.path.join(b.log_dir, "filler")
@@ -237,6 +256,110 @@ def test_full_disk(binary):
         b.close()
 
 
+class Producer(threading.Thread):
+    """acks=all records, one per Produce, until told to stop or the
+    connection goes (the broker was killed); keeps what was acknowledged."""
+
+    def __init__(self, port, topic, first):
+        super().__init__(daemon=True)
+        self.port, self.topic, self.next = port, topic, first
+        self.acked = {}  # base offset -> record number
+        self.errors = 0
+        self.halt = threading.Event()
+
+    def run(self):
+        try:
+            with w.Connection(self.port, timeout=30) as c:
+                while not self.halt.is_set():
+                    err, base = produce_one(c, self.next % 2_000_000_000, self.topic, self.next, 2048)
+                    if err == NONE:
+                        self.acked[base] = self.next
+                    else:
+                        self.errors += 1
+                        time.sleep(0.01)
+                    self.next += 1
+        except (ConnectionError, OSError):
+            pass
+
+
+def start_after_kill(b, fillers):
+    """Starts the broker after a SIGKILL. On a still-full disk the recovery
+    of the unclean log may need space it cannot get (its rebuilt indexes):
+    then the broker exits 1 naming the partition and ENOSPC, as Kafka's
+    startup gives up on a dir whose recovery fails (and stops when none is
+    left); with the fillers removed it starts. -> whether it had to wait."""
+    try:
+        b.start()
+        return False
+    except RunnelError:
+        text = b.log_text()
+        tail = text[text.rfind("=== runnel start:"):]
+        check("No space left on device" in tail, "the restart on a full disk failed otherwise:\n" + tail[-2000:])
+    for f in fillers:
+        if os.path.exists(f):
+            os.remove(f)
+    b.start()
+    return True
+
+
+def test_full_disk_kills(binary, seed=1):
+    rng = random.Random(seed)
+    b = on_tmpfs(binary, "32m", "full disk kills")
+    if b is None:
+        return SKIPPED
+    topic = "kills"
+    acked = {}
+    try:
+        b.start()
+        with w.Connection(b.port, timeout=60) as c:
+            err, msg = create_topic(c, 1, topic, 1, [("index.interval.bytes", "0"), ("segment.bytes", "1048576")])
+            check(err == NONE, "CreateTopics: %d %s" % (err, msg))
+        number = 0
+        for cycle in range(6):
+            fillers = [os.path.join(b.log_dir, "filler-%d" % cycle)]
+            producer = Producer(b.port, topic, number)
+            producer.start()
+            # The disk fills at a seeded moment, and the kill comes at
+            # another: before, while or after it is full.
+            filling = threading.Thread(target=fill, args=(fillers[0],), daemon=True)
+            fill_at, kill_at = rng.uniform(0.0, 1.0), rng.uniform(0.2, 1.6)
+            time.sleep(min(fill_at, kill_at))
+            if fill_at < kill_at:
+                filling.start()
+                time.sleep(kill_at - fill_at)
+            b.kill9()
+            producer.halt.set()
+            producer.join(30)
+            check(not producer.is_alive(), "cycle %d: the producer did not stop" % cycle)
+            if filling.is_alive():
+                filling.join(120)
+            acked.update(producer.acked)
+            number = producer.next + 1
+            waited = start_after_kill(b, fillers)
+            stored = read_back(b.port, topic)
+            for offset, i in acked.items():
+                check(offset in stored and (b"record-%06d-" % i) in stored[offset],
+                      "cycle %d: acknowledged record %d (offset %d) lost" % (cycle, i, offset))
+            print("  cycle %d: fill at %.2f s, kill at %.2f s: %d acknowledged, %d refused; %d stored%s" % (
+                cycle, fill_at, kill_at, len(producer.acked), producer.errors, len(stored),
+                "; the first restart needed space" if waited else ""), flush=True)
+            for f in fillers:
+                if os.path.exists(f):
+                    os.remove(f)
+        # Space back: a graceful restart, and the partition takes writes.
+        b.restart()
+        with w.Connection(b.port) as c:
+            err, _ = produce_one(c, 1, topic, 99999999, 16)
+            check(err == NONE, "a produce with space back: error %d" % err)
+        stored = read_back(b.port, topic)
+        check(all(offset in stored for offset in acked), "an acknowledged record lost at the end")
+        print("  %d acknowledged over 6 kills, all read back" % len(acked), flush=True)
+    finally:
+        if b.alive():
+            b.kill9()
+        subprocess.run(["umount", "-l", b.log_dir], timeout=60)
+        b.close()
+
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else None
     skipped = []
@@ -245,8 +368,12 @@ def main():
         if test_full_disk(binary) == SKIPPED:
             skipped.append("full disk")
 
+    def full_disk_kills():
+        if test_full_disk_kills(binary) == SKIPPED:
+            skipped.append("full disk kills")
+
     rc = run_tests([("out of file descriptors", lambda: test_out_of_file_descriptors(binary)),
-                    ("full disk", full_disk)])
+                    ("full disk", full_disk), ("SIGKILL on a full disk", full_disk_kills)])
     return SKIPPED if rc == 0 and skipped else rc
 
 
