@@ -126,14 +126,22 @@ void Connection::start() {
 void Connection::close() {
   if (closed_) return;
   closed_ = true;
+  abandon_reading();
   transport_->close();
   throttle_timer_.cancel();
   slot_.reset();
   responses_.close();
 }
 
+void Connection::abandon_reading() {
+  if (reading_abandoned_) return;
+  reading_abandoned_ = true;
+  broker_.request_memory().wake_waiters();  // a wait for the pool ends now
+}
+
 void Connection::stop_reading() {
   stop_reading_ = true;
+  abandon_reading();
   transport_->shutdown_receive();  // a pending read ends now
 }
 
@@ -189,8 +197,11 @@ awaitable<void> Connection::request_loop() {
                 peer_.c_str(), size, max_request);
       break;
     }
-    auto permit = co_await broker_.request_memory().acquire(static_cast<size_t>(size));
-    auto frame = co_await read_frame(static_cast<size_t>(size));
+    // queued.max.request.bytes counts the frame as its buffer grows (request_memory.h).
+    auto permit = co_await broker_.request_memory().acquire(std::min(static_cast<size_t>(size), kFirstFrameChunk),
+                                                            &reading_abandoned_);
+    if (reading_abandoned_) break;
+    auto frame = co_await read_frame(static_cast<size_t>(size), permit);
     if (!frame) break;
     last_activity_ = std::chrono::steady_clock::now();
     ++unanswered_;
@@ -221,7 +232,7 @@ void Connection::arm_read_deadline() {
   });
 }
 
-awaitable<std::shared_ptr<uint8_t[]>> Connection::read_frame(size_t size) {
+awaitable<std::shared_ptr<uint8_t[]>> Connection::read_frame(size_t size, RequestMemory::Permit& permit) {
   // The whole frame must arrive within runnel.request.read.timeout.ms of
   // its size prefix: a client that announces a frame and then trickles or
   // stops is cut then, not after connections.max.idle.ms.
@@ -240,13 +251,19 @@ awaitable<std::shared_ptr<uint8_t[]>> Connection::read_frame(size_t size) {
     have = capacity;
     if (have == size) break;
     last_activity_ = std::chrono::steady_clock::now();
-    capacity = std::min(size, capacity * 2);
+    const size_t next = std::min(size, capacity * 2);
+    if (!co_await broker_.request_memory().grow(permit, next - capacity, &reading_abandoned_)) {
+      failed = true;
+      break;
+    }
+    capacity = next;
     auto bigger = std::make_shared_for_overwrite<uint8_t[]>(capacity);
     std::memcpy(bigger.get(), frame.get(), have);
     frame = std::move(bigger);
   }
   read_deadline_.cancel();
   if (failed || closed_) co_return nullptr;
+  broker_.request_memory().arrived(permit);
   co_return frame;
 }
 

@@ -98,7 +98,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // A request frame of `size` bytes after its size prefix, in memory that
   // grows as the bytes arrive; null when the connection failed or the
   // frame missed its read deadline.
-  awaitable<std::shared_ptr<uint8_t[]>> read_frame(size_t size);
+  // Reads a frame of `size` bytes, counting its buffer in `permit` as it grows.
+  awaitable<std::shared_ptr<uint8_t[]>> read_frame(size_t size, RequestMemory::Permit& permit);
+  // No more frames will be read: a wait for the request memory pool ends.
+  void abandon_reading();
   void arm_read_deadline();
   // Serves one frame; false means close the connection.
   awaitable<bool> serve(std::shared_ptr<uint8_t[]> frame, size_t size, RequestMemory::Permit permit);
@@ -137,6 +140,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<std::shared_ptr<ServedRequest>> released_;  // handlers that released the order, maybe still running
   bool closed_ = false;
   bool stop_reading_ = false;
+  bool reading_abandoned_ = false;  // closed or stopped: no frame will be read (abandon_reading)
   ConnectionQuotas::Slot slot_;
 };
 

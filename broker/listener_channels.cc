@@ -16,7 +16,10 @@ std::shared_ptr<const security::ChannelBuilder> ListenerChannels::get(const std:
 
 ListenerChannels::Plan ListenerChannels::plan(const BrokerConfig& next, bool reload_modified) const {
   Plan plan;
-  for (const auto& [name, builder] : builders_) {
+  for (const auto& entry : builders_) {
+    // Not a structured binding: the lambda below captures the name (clang 14).
+    const std::string& name = entry.first;
+    const auto& builder = entry.second;
     const security::SslFactory* tls = builder->ssl_factory();
     if (!tls) continue;
     security::SslConfigLookup lookup = [&next, &name](const std::string& key) { return listener_value(next, name, key); };

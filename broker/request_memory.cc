@@ -4,38 +4,78 @@
 
 namespace runnel::broker {
 
-awaitable<RequestMemory::Permit> RequestMemory::acquire(size_t bytes) {
-  if (waiters_.empty() && fits(bytes)) {
-    in_use_ += bytes;
-    co_return Permit(this, bytes);
-  }
-  // Wait in line, first come first served. The guard takes us out of the
-  // line however we leave, including when the connection is torn down.
-  auto timer = std::make_shared<asio::steady_timer>(ex_, asio::steady_timer::time_point::max());
-  waiters_.push_back(timer);
-  struct Leave {
-    RequestMemory& pool;
-    std::shared_ptr<asio::steady_timer> timer;
-    ~Leave() {
-      auto it = std::find(pool.waiters_.begin(), pool.waiters_.end(), timer);
-      if (it == pool.waiters_.end()) return;
-      bool was_first = it == pool.waiters_.begin();
-      pool.waiters_.erase(it);
-      if (was_first && !pool.waiters_.empty()) pool.waiters_.front()->cancel();
-    }
-  } leave{*this, timer};
-  for (;;) {
-    co_await timer->async_wait(as_tuple_awaitable);
-    if (waiters_.front() == timer && fits(bytes)) break;
-    timer->expires_at(asio::steady_timer::time_point::max());
-  }
-  in_use_ += bytes;
-  co_return Permit(this, bytes);  // ~Leave wakes the next in line
+bool RequestMemory::may_proceed(const Waiter& w) const {
+  // The oldest frame still arriving, when nothing but arriving frames holds
+  // memory: without it they could all wait on each other.
+  if (w.id != 0 && !arriving_.empty() && arriving_.front() == w.id && arrived_bytes_ == 0) return true;
+  if (waiters_.empty() || waiters_.front().get() != &w) return false;
+  return fits(w.bytes) || (w.id == 0 && in_use_ == 0);
 }
 
-void RequestMemory::release(size_t bytes) {
-  in_use_ -= bytes;
-  if (!waiters_.empty()) waiters_.front()->cancel();
+awaitable<bool> RequestMemory::wait(uint64_t id, size_t bytes, const bool* abandoned) {
+  auto w = std::make_shared<Waiter>(ex_, id, bytes);
+  waiters_.push_back(w);
+  // Takes us out of the line however we leave, including when the
+  // connection is torn down; whoever is next then looks again.
+  struct Leave {
+    RequestMemory& pool;
+    std::shared_ptr<Waiter> w;
+    ~Leave() {
+      auto it = std::find(pool.waiters_.begin(), pool.waiters_.end(), w);
+      if (it == pool.waiters_.end()) return;
+      pool.waiters_.erase(it);
+      pool.wake_waiters();
+    }
+  } leave{*this, w};
+  for (;;) {
+    if (abandoned && *abandoned) co_return false;
+    if (may_proceed(*w)) co_return true;
+    w->timer.expires_at(asio::steady_timer::time_point::max());
+    co_await w->timer.async_wait(as_tuple_awaitable);
+  }
+}
+
+awaitable<RequestMemory::Permit> RequestMemory::acquire(size_t bytes, const bool* abandoned) {
+  if (limit_ != 0 && !(waiters_.empty() && (fits(bytes) || in_use_ == 0)))
+    if (!co_await wait(0, bytes, abandoned)) co_return Permit{};
+  const uint64_t id = next_id_++;
+  in_use_ += bytes;
+  if (limit_ != 0) arriving_.push_back(id);
+  co_return Permit(this, id, bytes);
+}
+
+awaitable<bool> RequestMemory::grow(Permit& permit, size_t more, const bool* abandoned) {
+  if (limit_ != 0) {
+    const bool oldest = !arriving_.empty() && arriving_.front() == permit.id_ && arrived_bytes_ == 0;
+    if (!oldest && !(waiters_.empty() && fits(more)))
+      if (!co_await wait(permit.id_, more, abandoned)) co_return false;
+  }
+  in_use_ += more;
+  permit.bytes_ += more;
+  co_return true;
+}
+
+void RequestMemory::arrived(Permit& permit) {
+  if (!permit.pool_ || !permit.arriving_) return;
+  permit.arriving_ = false;
+  if (limit_ == 0) return;
+  std::erase(arriving_, permit.id_);
+  arrived_bytes_ += permit.bytes_;
+  wake_waiters();  // another frame may be the oldest arriving now
+}
+
+void RequestMemory::release(Permit& permit) {
+  in_use_ -= permit.bytes_;
+  if (limit_ == 0) return;
+  if (permit.arriving_)
+    std::erase(arriving_, permit.id_);
+  else
+    arrived_bytes_ -= permit.bytes_;
+  wake_waiters();
+}
+
+void RequestMemory::wake_waiters() {
+  for (auto& w : waiters_) w->timer.cancel();
 }
 
 }  // namespace runnel::broker

@@ -1,12 +1,24 @@
-// Bounds the bytes of request frames being served at once
-// (queued.max.request.bytes). A connection that would exceed the bound waits
-// before reading its frame, so memory stays bounded and the client is slowed
-// by TCP instead. A frame larger than the whole bound still gets through when
-// nothing else is in flight, so a legal request can never wait forever.
+// Bounds the bytes of request frames read and not yet done with
+// (queued.max.request.bytes). A frame's bytes are counted as its buffer
+// grows (the connection reads the first MiB, then doubles the buffer as
+// bytes arrive), not all at its size prefix as Kafka counts them: a client
+// that announces a large frame and stalls holds only what it sent, and
+// the frame read deadline (runnel.request.read.timeout.ms) ends even that.
+// A connection whose next chunk would pass the bound waits, first come
+// first served, and the client is slowed by TCP.
+//
+// Two rules keep every frame moving. A frame's first chunk is let through
+// when nothing at all is held, so a frame larger than the whole bound can
+// be read. And the oldest frame still arriving gets its next chunk past the
+// bound whenever the memory held is all frames still arriving, which would
+// otherwise wait on each other for ever; so the pool passes the bound by at
+// most the rest of that one frame.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <memory>
+#include <utility>
 
 #include "broker/asio.h"
 
@@ -14,43 +26,72 @@ namespace runnel::broker {
 
 class RequestMemory {
  public:
-  // RAII: returns its bytes when destroyed.
+  // RAII: a frame's bytes, given back when destroyed.
   class Permit {
    public:
     Permit() = default;
-    Permit(RequestMemory* pool, size_t bytes) : pool_(pool), bytes_(bytes) {}
-    Permit(Permit&& o) noexcept : pool_(std::exchange(o.pool_, nullptr)), bytes_(o.bytes_) {}
+    Permit(Permit&& o) noexcept { *this = std::move(o); }
     Permit& operator=(Permit&& o) noexcept {
       release();
       pool_ = std::exchange(o.pool_, nullptr);
+      id_ = o.id_;
       bytes_ = o.bytes_;
+      arriving_ = o.arriving_;
       return *this;
     }
     ~Permit() { release(); }
+    size_t bytes() const { return bytes_; }
 
    private:
+    friend class RequestMemory;
+    Permit(RequestMemory* pool, uint64_t id, size_t bytes) : pool_(pool), id_(id), bytes_(bytes), arriving_(true) {}
     void release() {
-      if (pool_) pool_->release(bytes_);
+      if (pool_) pool_->release(*this);
       pool_ = nullptr;
     }
     RequestMemory* pool_ = nullptr;
+    uint64_t id_ = 0;
     size_t bytes_ = 0;
+    bool arriving_ = false;  // the frame is still being read
   };
 
   // limit 0: unbounded (Kafka's queued.max.request.bytes=-1).
   RequestMemory(asio::any_io_executor ex, size_t limit) : ex_(std::move(ex)), limit_(limit) {}
 
-  awaitable<Permit> acquire(size_t bytes);
+  // A frame's first chunk; the frame is arriving until arrived(). Waits
+  // while the pool is full; gives up (an empty permit) once *abandoned,
+  // checked whenever the pool wakes its waiters (wake_waiters()).
+  awaitable<Permit> acquire(size_t bytes, const bool* abandoned = nullptr);
+  // The frame's next chunk; false when *abandoned first.
+  awaitable<bool> grow(Permit& permit, size_t more, const bool* abandoned = nullptr);
+  // The frame is read in full: its bytes stay counted until the permit goes.
+  void arrived(Permit& permit);
+  // Wakes every waiter to look at its abandoned flag (a connection closing).
+  void wake_waiters();
+
   size_t in_use() const { return in_use_; }
 
  private:
-  void release(size_t bytes);
-  bool fits(size_t bytes) const { return limit_ == 0 || in_use_ == 0 || in_use_ + bytes <= limit_; }
+  struct Waiter {
+    explicit Waiter(asio::any_io_executor ex, uint64_t id, size_t bytes)
+        : timer(std::move(ex), asio::steady_timer::time_point::max()), id(id), bytes(bytes) {}
+    asio::steady_timer timer;
+    uint64_t id;  // 0: a first chunk
+    size_t bytes;
+  };
+
+  void release(Permit& permit);
+  bool fits(size_t bytes) const { return limit_ == 0 || in_use_ + bytes <= limit_; }
+  bool may_proceed(const Waiter& w) const;
+  awaitable<bool> wait(uint64_t id, size_t bytes, const bool* abandoned);
 
   asio::any_io_executor ex_;
   size_t limit_;
   size_t in_use_ = 0;
-  std::deque<std::shared_ptr<asio::steady_timer>> waiters_;
+  size_t arrived_bytes_ = 0;      // held by frames read in full
+  std::deque<uint64_t> arriving_;  // frames being read, oldest first
+  uint64_t next_id_ = 1;
+  std::deque<std::shared_ptr<Waiter>> waiters_;
 };
 
 }  // namespace runnel::broker

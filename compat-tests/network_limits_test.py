@@ -176,6 +176,29 @@ def test_announced_frames_reserve_little():
                 s.close()
 
 
+def test_stalled_frames_hold_only_what_they_sent():
+    # queued.max.request.bytes=64 MiB and four clients that announce 100 MiB
+    # frames, send 1 KiB of each and stall. Counted at their size prefixes
+    # (as Kafka counts them) the first took the whole pool and the rest of
+    # the broker's clients waited for the frame deadline (here 60 s, in
+    # Kafka connections.max.idle.ms); counted as the buffer grows they hold
+    # 1 MiB each and a well-behaved client is served at once.
+    announced = 100 * 1024 * 1024 - 16
+    with Runnel(overrides={"queued.max.request.bytes": str(64 << 20)}) as b:
+        socks = []
+        try:
+            for _ in range(4):
+                s = socket.create_connection(("127.0.0.1", b.port), timeout=10)
+                s.sendall(struct.pack(">i", announced) + b"\x00\x12" + b"\x00" * 1022)
+                socks.append(s)
+            time.sleep(1.0)
+            with socket.create_connection(("127.0.0.1", b.port), timeout=10) as c:
+                assert answered(c, 7, 10.0), "a client beside four stalled frames was not served within 10 s"
+        finally:
+            for s in socks:
+                s.close()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests([
         ("accept backs off at the descriptor limit", test_descriptor_limit),
@@ -184,4 +207,6 @@ if __name__ == "__main__":
         ("connections.max.idle.ms=1000 expires", test_idle_positive_expires),
         ("a frame stalled past runnel.request.read.timeout.ms is cut", test_stalled_frame_is_cut_at_the_read_deadline),
         ("announced frames reserve memory as bytes arrive", test_announced_frames_reserve_little),
+        ("stalled frames hold only what they sent of queued.max.request.bytes",
+         test_stalled_frames_hold_only_what_they_sent),
     ]))

@@ -91,7 +91,11 @@ awaitable<p::ElectLeadersResponse> handle<p::ElectLeadersApi>(RequestContext& ct
   const bool all = !req.topic_partitions;
   const auto limit = std::chrono::milliseconds(std::max(0, req.timeout_ms));
   const Wanted wanted = wanted_partitions(req, *b.metadata_cache());
-  for (const auto& [topic, partitions] : wanted) {
+  for (const auto& entry : wanted) {
+    // Not a structured binding: a lambda below captures the name (clang 14,
+    // the fuzz-broker preset, cannot capture a binding).
+    const auto& topic = entry.first;
+    const auto& partitions = entry.second;
     Result_ tr;
     tr.topic = topic;
     for (int32_t partition : partitions) {
