@@ -206,9 +206,21 @@ def power_loss(binary, shim, fsync):
             len(acked), len(missing)), flush=True)
         if fsync:
             assert not missing, "acknowledged acks=all records lost to the power cut: %s" % missing[:10]
-        else:
-            assert missing, ("with runnel.acks.all.fsync=false the cut lost no acknowledged record: "
-                             "the model did not cut what the page cache held")
+        return len(missing)
+
+
+def page_cache_loses_records(binary, shim, attempts=3):
+    """The control: with runnel.acks.all.fsync=false the same cut loses
+    acknowledged records, so the model is known to bite. Whether a cut
+    finds acknowledged records outside every replica's synced bytes is
+    timing (a segment roll syncs the segment it closes, and a cut just
+    after rolls on all three keeps them all), so it gets a few cuts."""
+    for attempt in range(1, attempts + 1):
+        if power_loss(binary, shim, False):
+            return
+        print("     attempt %d: this cut lost nothing; cutting again" % attempt, flush=True)
+    raise AssertionError("with runnel.acks.all.fsync=false %d cuts lost no acknowledged record: "
+                         "the model did not cut what the page cache held" % attempts)
 
 
 def main():
@@ -219,7 +231,7 @@ def main():
         ("1", "power cut of all three brokers with runnel.acks.all.fsync=true: every acknowledged record kept",
          lambda: power_loss(binary, shim, True)),
         ("2", "the same cut with runnel.acks.all.fsync=false loses acknowledged records, as Kafka's page cache does",
-         lambda: power_loss(binary, shim, False)),
+         lambda: page_cache_loses_records(binary, shim)),
     ]
     return run_tests([(name, fn) for n, name, fn in tests if not chosen or n in chosen])
 
