@@ -4,12 +4,21 @@
 
 namespace runnel::broker {
 
+bool RequestMemory::behind_its_kind(const Waiter& w) const {
+  for (const auto& other : waiters_) {
+    if (other.get() == &w) return false;
+    if ((other->id == 0) == (w.id == 0)) return true;
+  }
+  return false;
+}
+
 bool RequestMemory::may_proceed(const Waiter& w) const {
   // The oldest frame still arriving, when nothing but arriving frames holds
   // memory: without it they could all wait on each other.
   if (w.id != 0 && !arriving_.empty() && arriving_.front() == w.id && arrived_bytes_ == 0) return true;
-  if (waiters_.empty() || waiters_.front().get() != &w) return false;
-  return fits(w.bytes) || (w.id == 0 && in_use_ == 0);
+  if (behind_its_kind(w)) return false;
+  if (w.id != 0) return fits_growth(w.bytes);
+  return fits(w.bytes) || in_use_ == 0;
 }
 
 awaitable<bool> RequestMemory::wait(uint64_t id, size_t bytes, const bool* abandoned) {
@@ -35,8 +44,12 @@ awaitable<bool> RequestMemory::wait(uint64_t id, size_t bytes, const bool* aband
   }
 }
 
+bool RequestMemory::waiting(bool growth) const {
+  return std::any_of(waiters_.begin(), waiters_.end(), [growth](const auto& w) { return (w->id != 0) == growth; });
+}
+
 awaitable<RequestMemory::Permit> RequestMemory::acquire(size_t bytes, const bool* abandoned) {
-  if (limit_ != 0 && !(waiters_.empty() && (fits(bytes) || in_use_ == 0)))
+  if (limit_ != 0 && !(!waiting(false) && (fits(bytes) || in_use_ == 0)))
     if (!co_await wait(0, bytes, abandoned)) co_return Permit{};
   const uint64_t id = next_id_++;
   in_use_ += bytes;
@@ -47,7 +60,7 @@ awaitable<RequestMemory::Permit> RequestMemory::acquire(size_t bytes, const bool
 awaitable<bool> RequestMemory::grow(Permit& permit, size_t more, const bool* abandoned) {
   if (limit_ != 0) {
     const bool oldest = !arriving_.empty() && arriving_.front() == permit.id_ && arrived_bytes_ == 0;
-    if (!oldest && !(waiters_.empty() && fits(more)))
+    if (!oldest && !(!waiting(true) && fits_growth(more)))
       if (!co_await wait(permit.id_, more, abandoned)) co_return false;
   }
   in_use_ += more;

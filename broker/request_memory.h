@@ -7,6 +7,12 @@
 // A connection whose next chunk would pass the bound waits, first come
 // first served, and the client is slowed by TCP.
 //
+// A quarter of the pool is for first chunks: the chunks after them (large
+// frames growing) wait once three quarters are held, and first chunks wait
+// in a line of their own, so a client sending small requests is not held
+// up behind others' large frames (a flood of frames of
+// socket.request.max.bytes).
+//
 // Two rules keep every frame moving. A frame's first chunk is let through
 // when nothing at all is held, so a frame larger than the whole bound can
 // be read. And the oldest frame still arriving gets its next chunk past the
@@ -82,6 +88,10 @@ class RequestMemory {
 
   void release(Permit& permit);
   bool fits(size_t bytes) const { return limit_ == 0 || in_use_ + bytes <= limit_; }
+  bool fits_growth(size_t bytes) const { return limit_ == 0 || in_use_ + bytes <= limit_ - limit_ / 4; }
+  // Whether a waiter of w's kind (first chunk or growth) is ahead of it.
+  bool behind_its_kind(const Waiter& w) const;
+  bool waiting(bool growth) const;  // whether any waiter of that kind is in line
   bool may_proceed(const Waiter& w) const;
   awaitable<bool> wait(uint64_t id, size_t bytes, const bool* abandoned);
 

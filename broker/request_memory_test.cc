@@ -103,6 +103,28 @@ TEST_CASE("a new frame waits while the pool is full, and goes first once nothing
   CHECK(c.started);
 }
 
+TEST_CASE("a first chunk does not wait behind large frames growing", "[request_memory]") {
+  Pool p(100);
+  Frame a, b, c, d;
+  p.start(a, 30);  // the oldest arriving frame
+  p.start(b, 30);
+  // Past three quarters of the pool: B's next chunk waits.
+  p.grow(b, 20);
+  CHECK_FALSE(b.grown);
+  // A small request's first chunk fits the quarter kept for first chunks.
+  p.start(c, 10);
+  REQUIRE(c.started);
+  p.pool.arrived(*c.permit);  // read in full, being served
+  p.start(d, 40);  // 110 would pass the bound: it waits
+  CHECK_FALSE(d.started);
+  a.permit.reset();
+  p.settle();
+  // 40 held: B's chunk fits three quarters again, and D's the whole pool.
+  CHECK(b.grown);
+  CHECK(d.started);
+  CHECK(p.pool.in_use() == 100);
+}
+
 TEST_CASE("a connection that goes away stops waiting for request memory", "[request_memory]") {
   Pool p(100);
   Frame a, b, c;
