@@ -175,6 +175,9 @@ class Broker {
   // request.timeout.ms); the broker leaves the cluster, the logs are
   // flushed and closed with the clean-shutdown marker, and `done` runs.
   void begin_shutdown(std::function<void()> done);
+  // Waits for the blocking pool's jobs to end; their completions are then
+  // queued on the loop (event_loop.h: drop_pending comes next, at exit).
+  void join_blocking_work() { blocking_.join(); }
   bool stopping() const { return stopping_; }
 
  private:

@@ -10,6 +10,7 @@
 #include "broker/admin/rest/rest_server.h"
 #include "broker/api_registry.h"
 #include "broker/broker.h"
+#include "broker/event_loop.h"
 #include "broker/logging.h"
 #include "broker/scram_credential_manager.h"
 #include "broker/server.h"
@@ -90,7 +91,7 @@ int serve(int argc, char** argv) {
     if (!config.is_set("runnel.etcd.endpoints"))
       for (const char* k : kClusterOnly)
         if (config.is_set(k)) RLOG_WARN("configuration '%s' only applies to a cluster (runnel.etcd.endpoints is not set)", k);
-    asio::io_context io(1);
+    EventLoop io(1);
     Broker broker(io, std::move(config));
     Server server(io, broker);
     server.bind();
@@ -121,6 +122,8 @@ int serve(int argc, char** argv) {
     RLOG_INFO("runnel node %d started (cluster id %s, %zu topics)", broker.node_id(), broker.cluster_id().c_str(),
               broker.topics().topics().size());
     server.run();
+    broker.join_blocking_work();
+    io.drop_pending();  // before the broker goes: event_loop.h
     RLOG_INFO("runnel stopped cleanly");
     return 0;
   } catch (const ConfigError& e) {

@@ -28,6 +28,7 @@
 #include "broker/api_registry.h"
 #include "broker/asio.h"
 #include "broker/broker.h"
+#include "broker/event_loop.h"
 #include "broker/logging.h"
 #include "broker/request_context.h"
 #include "protocol/header.h"
@@ -127,6 +128,10 @@ class FuzzBroker {
                    static_cast<long long>(kStopBudget.count()));
       std::abort();
     }
+    // As `runnel serve` exits: what still waits is destroyed while the
+    // broker it refers to is alive.
+    broker_->join_blocking_work();
+    io_.drop_pending();
   }
 
   // Serves one frame; false when a connection would close on it.
@@ -163,7 +168,7 @@ class FuzzBroker {
 
  private:
   Scratch dir_;
-  asio::io_context io_{1};
+  EventLoop io_{1};
   std::optional<Broker> broker_;
 };
 

@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "broker/broker.h"
+#include "broker/event_loop.h"
 #include "broker/server.h"
 #include "storage/test_util.h"
 
@@ -52,7 +53,12 @@ class BrokerFixture {
     });
   }
 
-  ~BrokerFixture() { stop(); }
+  ~BrokerFixture() {
+    stop();
+    // As `runnel serve` exits (event_loop.h).
+    broker_->join_blocking_work();
+    io_.drop_pending();
+  }
   BrokerFixture(const BrokerFixture&) = delete;
   BrokerFixture& operator=(const BrokerFixture&) = delete;
 
@@ -93,7 +99,7 @@ class BrokerFixture {
 
  private:
   storage::testing::TempDir dir_;
-  asio::io_context io_{1};
+  EventLoop io_{1};
   std::unique_ptr<Broker> broker_;
   std::unique_ptr<Server> server_;
   uint16_t port_ = 0;
