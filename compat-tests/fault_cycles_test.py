@@ -125,9 +125,6 @@ class Consuming(threading.Thread):
             self.commit_errors += 1  # the broker was down: the next commit covers these
             return False
 
-    def position_total(self):
-        return sum(len(v) for v in self.consumed.values())
-
 
 def wait_until(pred, timeout, what):
     deadline = time.monotonic() + timeout

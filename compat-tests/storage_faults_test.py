@@ -170,6 +170,14 @@ def on_tmpfs(binary, size, case):
     return b
 
 
+def off_tmpfs(b):
+    """Undoes on_tmpfs: the broker killed if still up, its tmpfs unmounted."""
+    if b.alive():
+        b.kill9()
+    subprocess.run(["umount", "-l", b.log_dir], timeout=60)
+    b.close()
+
+
 def test_full_disk(binary):
     b = on_tmpfs(binary, "64m", "full disk")
     if b is None:
@@ -250,10 +258,7 @@ def test_full_disk(binary):
             check(err == NONE, "a produce after the restart: error %d" % err)
         print("  %d acknowledged records, all read back" % len(acked), flush=True)
     finally:
-        if b.alive():
-            b.kill9()
-        subprocess.run(["umount", "-l", b.log_dir], timeout=60)
-        b.close()
+        off_tmpfs(b)
 
 
 class Producer(threading.Thread):
@@ -355,10 +360,7 @@ def test_full_disk_kills(binary, seed=1):
         check(all(offset in stored for offset in acked), "an acknowledged record lost at the end")
         print("  %d acknowledged over 6 kills, all read back" % len(acked), flush=True)
     finally:
-        if b.alive():
-            b.kill9()
-        subprocess.run(["umount", "-l", b.log_dir], timeout=60)
-        b.close()
+        off_tmpfs(b)
 
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else None
