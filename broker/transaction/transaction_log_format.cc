@@ -1,6 +1,7 @@
 #include "broker/transaction/transaction_log_format.h"
 
 #include "broker/group/offsets_format.h"
+#include "protocol/codec/fields.h"
 #include "protocol/codec/reader.h"
 #include "protocol/codec/writer.h"
 
@@ -8,6 +9,7 @@ namespace runnel::broker::transaction {
 
 namespace {
 
+using protocol::get_count;
 using protocol::Reader;
 using protocol::Writer;
 
@@ -42,8 +44,6 @@ std::string get_string(Reader& r, bool flexible, const char* null_error) {
   if (!r.ok()) return {};
   return r.str(len);
 }
-
-int64_t get_count(Reader& r, bool flexible) { return flexible ? r.count_compact() : r.count_i32(); }
 
 // Reads a tagged-field section: `known(tag, field)` reads the fields it knows
 // and returns false for the others, which are skipped as Kafka keeps them
