@@ -45,6 +45,7 @@ std::unique_ptr<storage::LogManager> open_logs(const BrokerConfig& config, const
   // Each partition is loaded when its topic asks for it, with the topic's
   // config; directories no topic asks for are set aside, not opened.
   o.load_on_demand = true;
+  o.recovery_threads_per_dir = config.get_int("num.recovery.threads.per.data.dir");
   // Kafka's LogManager.handleLogDirFailure words, so operators' alerts match.
   o.on_dir_failure = [](const std::filesystem::path& dir, std::error_code ec) {
     RLOG_ERROR("Stopping serving logs in dir %s after an I/O error (%s): its partitions are offline until a restart",

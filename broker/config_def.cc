@@ -180,8 +180,9 @@ const std::vector<ConfigKey> kBrokerKeys = {
     {"log.message.timestamp.after.max.ms", T::long_, "3600000", at_least(0), I::medium, nullptr, kDynamic},
     {"log.preallocate", T::boolean, "false", {}, I::medium, nullptr, kDynamic},
     {"unclean.leader.election.enable", T::boolean, "false", {}, I::high, nullptr, kDynamic},
-    {"num.recovery.threads.per.data.dir", T::int_, "2", at_least(1), I::high, nullptr, DynamicUpdate::read_only,
-     "log dirs are recovered by one thread"},
+    // The threads per log dir that close the logs at shutdown, as Kafka's;
+    // at startup the logs load one after another as their topics are read.
+    {"num.recovery.threads.per.data.dir", T::int_, "2", at_least(1), I::high},
     // Groups and offsets.
     {"offsets.topic.num.partitions", T::int_, "50", at_least(1), I::high},
     {"offsets.topic.replication.factor", T::int_, "3", range(1, INT16_MAX), I::high, nullptr, DynamicUpdate::read_only,

@@ -179,7 +179,7 @@ TEST_CASE("no key is declared twice, and the keys not acted on are explained", "
       REQUIRE(std::string(key.not_acted_on).size() > 10);
       REQUIRE(key.update == DynamicUpdate::read_only);
     }
-  REQUIRE(not_acted_on == 22);  // 6 of them ssl.* keys OpenSSL has no use for (config_def.cc)
+  REQUIRE(not_acted_on == 21);  // 6 of them ssl.* keys OpenSSL has no use for (config_def.cc)
   auto c = broker_with({{"transaction.state.log.replication.factor", "1"}, {"log.cleaner.threads", "2"}});
   auto reported = c.accepted_not_acted_on();
   REQUIRE(reported.size() == 2);

@@ -1,8 +1,10 @@
 #include "storage/log_manager.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <thread>
 
 #include "storage/io.h"
 #include "storage/uuid_text.h"
@@ -405,10 +407,23 @@ std::error_code LogManager::close() {
     if (ec && !first) first = ec;
   };
   std::vector<bool> dir_ok(options_.log_dirs.size(), true);
-  for (auto& [_, e] : logs_) {
-    if (auto ec = e.log->close()) {
-      keep(ec);
-      dir_ok[e.dir_index] = false;
+  std::vector<const Entry*> entries;
+  for (const auto& [_, e] : logs_) entries.push_back(&e);
+  std::vector<std::error_code> closed(entries.size());
+  {
+    const size_t n = std::min(entries.size(), static_cast<size_t>(std::max(1, options_.recovery_threads_per_dir)) *
+                                                  options_.log_dirs.size());
+    std::atomic<size_t> next{0};
+    std::vector<std::jthread> closers;
+    for (size_t t = 0; t < n; ++t)
+      closers.emplace_back([&] {
+        for (size_t i = next++; i < entries.size(); i = next++) closed[i] = entries[i]->log->close();
+      });
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (closed[i]) {
+      keep(closed[i]);
+      dir_ok[entries[i]->dir_index] = false;
     }
   }
   // Partitions never loaded from a dir that needs recovery still need it.

@@ -68,6 +68,11 @@ struct LogManagerOptions {
   // get_or_create() first asks for it, with the config it passes; what is
   // never asked for is then set aside by set_aside_strays().
   bool load_on_demand = false;
+  // num.recovery.threads.per.data.dir: how many threads per log dir close
+  // the logs at shutdown, as Kafka's LogManager.shutdown uses them (each
+  // log's close syncs it and trims its indexes: thousands of partitions
+  // one after another took longer than a graceful stop may).
+  int recovery_threads_per_dir = 2;
   // Called once per log dir, when its first I/O error takes it offline
   // (Kafka's "Stopping serving logs in dir"), from the thread that hit it.
   std::function<void(const fs::path& dir, std::error_code)> on_dir_failure;
