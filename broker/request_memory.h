@@ -13,6 +13,11 @@
 // up behind others' large frames (a flood of frames of
 // socket.request.max.bytes).
 //
+// And a frame still arriving grows to at most an equal share of those three
+// quarters (over the frames arriving now, one a connection), so one fast
+// sender of a large frame does not take the room of every other large
+// frame in flight; past its share it waits in line as when the pool is full.
+//
 // Two rules keep every frame moving. A frame's first chunk is let through
 // when nothing at all is held, so a frame larger than the whole bound can
 // be read. And the oldest frame still arriving gets its next chunk past the
@@ -79,21 +84,29 @@ class RequestMemory {
 
  private:
   struct Waiter {
-    explicit Waiter(asio::any_io_executor ex, uint64_t id, size_t bytes)
-        : timer(std::move(ex), asio::steady_timer::time_point::max()), id(id), bytes(bytes) {}
+    explicit Waiter(asio::any_io_executor ex, uint64_t id, size_t bytes, size_t held)
+        : timer(std::move(ex), asio::steady_timer::time_point::max()), id(id), bytes(bytes), held(held) {}
     asio::steady_timer timer;
     uint64_t id;  // 0: a first chunk
     size_t bytes;
+    size_t held;  // what the frame holds already (growth)
   };
 
   void release(Permit& permit);
   bool fits(size_t bytes) const { return limit_ == 0 || in_use_ + bytes <= limit_; }
   bool fits_growth(size_t bytes) const { return limit_ == 0 || in_use_ + bytes <= limit_ - limit_ / 4; }
-  // Whether a waiter of w's kind (first chunk or growth) is ahead of it.
+  // Whether a frame still arriving may hold `held` bytes: its share of the growth room.
+  bool within_share(size_t held) const {
+    return limit_ == 0 || arriving_.size() <= 1 || held <= (limit_ - limit_ / 4) / arriving_.size();
+  }
+  // Whether a waiter of w's kind (first chunk or growth) that holds the line is ahead of it.
   bool behind_its_kind(const Waiter& w) const;
+  bool holds_the_line(const Waiter& w) const;
   bool waiting(bool growth) const;  // whether any waiter of that kind is in line
-  bool may_proceed(const Waiter& w) const;
-  awaitable<bool> wait(uint64_t id, size_t bytes, const bool* abandoned);
+  bool may_proceed(const Waiter& w, bool behind) const;
+  // Wakes the waiters that may proceed now that the pool changed.
+  void wake_next();
+  awaitable<bool> wait(uint64_t id, size_t bytes, size_t held, const bool* abandoned);
 
   asio::any_io_executor ex_;
   size_t limit_;

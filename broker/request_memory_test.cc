@@ -125,6 +125,31 @@ TEST_CASE("a first chunk does not wait behind large frames growing", "[request_m
   CHECK(p.pool.in_use() == 100);
 }
 
+TEST_CASE("a frame still arriving grows to its share of the pool, and past it holds up no one", "[request_memory]") {
+  Pool p(400);  // three quarters for frames growing: 300
+  Frame a, b, c;
+  p.start(a, 10);  // the oldest arriving frame, stalled
+  p.start(b, 10);
+  p.start(c, 10);
+  // Three frames arriving: a share of 100 each.
+  p.grow(b, 80);
+  REQUIRE(b.grown);
+  b.grown = false;
+  p.grow(b, 80);  // 170 would pass B's share, though the pool has room for it
+  CHECK_FALSE(b.grown);
+  p.grow(c, 80);  // within C's share: it does not wait behind B
+  CHECK(c.grown);
+  // C is read in full: two frames arriving, B's share is 150, still short.
+  p.pool.arrived(*c.permit);
+  p.settle();
+  CHECK_FALSE(b.grown);
+  // A goes (its connection closed): B is the only frame arriving.
+  a.permit.reset();
+  p.settle();
+  CHECK(b.grown);
+  CHECK(p.pool.in_use() == 170 + 90);
+}
+
 TEST_CASE("a connection that goes away stops waiting for request memory", "[request_memory]") {
   Pool p(100);
   Frame a, b, c;
