@@ -4,13 +4,6 @@
 
 namespace runnel::broker {
 
-namespace {
-
-constexpr int64_t kInactiveSensorMs = 3600 * 1000;  // Kafka's InactiveSensorExpirationTimeSeconds
-constexpr int64_t kExpiryCheckMs = 60 * 1000;
-
-}  // namespace
-
 const char* quota_key(QuotaType type) {
   switch (type) {
     case QuotaType::produce:
@@ -68,9 +61,7 @@ ClientQuotaManager::Sensor& ClientQuotaManager::sensor(const Applied& applied, i
 }
 
 void ClientQuotaManager::expire_sensors(int64_t now_ms) {
-  if (now_ms - last_expiry_ms_ < kExpiryCheckMs) return;
-  last_expiry_ms_ = now_ms;
-  std::erase_if(sensors_, [now_ms](const auto& s) { return now_ms - s.second.last_recorded_ms > kInactiveSensorMs; });
+  expire_idle_sensors(sensors_, last_expiry_ms_, now_ms);
 }
 
 int64_t ClientQuotaManager::record_and_get_throttle_ms(const std::string& user, const std::string& client_id,

@@ -172,12 +172,7 @@ awaitable<void> ConnectionQuotas::wait_to_accept(const std::string& listener) {
 std::optional<int64_t> ConnectionQuotas::ip_throttle_ms(const std::string& listener, const std::string& address,
                                                         std::optional<double> rate, const QuotaWindow& w,
                                                         int64_t now_ms) {
-  // Kafka expires a sensor idle for an hour; looked at once a minute.
-  constexpr int64_t kIdleExpiryMs = 3'600'000;
-  if (now_ms - last_ip_expiry_ms_ >= 60'000) {
-    last_ip_expiry_ms_ = now_ms;
-    std::erase_if(ip_rate_, [&](const auto& e) { return now_ms - e.second.last_recorded_ms >= kIdleExpiryMs; });
-  }
+  expire_idle_sensors(ip_rate_, last_ip_expiry_ms_, now_ms);
   if (!rate) return std::nullopt;
   IpRate& ip = ip_rate_[address];
   ip.last_recorded_ms = now_ms;

@@ -10,9 +10,25 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace runnel::broker {
+
+// Kafka drops a quota sensor nothing was recorded into for an hour
+// (Metrics' InactiveSensorExpirationTimeSeconds); Runnel looks once a minute.
+constexpr int64_t kInactiveSensorMs = 3'600'000;
+constexpr int64_t kSensorExpiryCheckMs = 60'000;
+
+// Erases the entries of `sensors` (a std::map whose values carry
+// last_recorded_ms) idle longer than kInactiveSensorMs, at most once every
+// kSensorExpiryCheckMs (`last_check_ms` keeps when it last looked).
+template <typename Map>
+void expire_idle_sensors(Map& sensors, int64_t& last_check_ms, int64_t now_ms) {
+  if (now_ms - last_check_ms < kSensorExpiryCheckMs) return;
+  last_check_ms = now_ms;
+  std::erase_if(sensors, [now_ms](const auto& s) { return now_ms - s.second.last_recorded_ms > kInactiveSensorMs; });
+}
 
 struct QuotaWindow {
   int samples = 11;          // quota.window.num

@@ -155,18 +155,20 @@ class FuzzBroker {
                                   .principal = {},
                                   .request_size = size,
                                   .release_order = [] {}});
-    if (std::getenv("REQUEST_FUZZ_TRACE")) std::fprintf(stderr, "%s v%d\n", route->name, peek->api_version);
+    if (trace_) std::fprintf(stderr, "%s v%d\n", route->name, peek->api_version);
     r->out.resize(4);
     asio::co_spawn(io_, run(r, route, reader), asio::detached);
     run_until(io_, [&] { return r->done; }, kRequestBudget);
     if (!r->done) return true;  // waiting: the next request goes on
-    if (std::getenv("REQUEST_FUZZ_TRACE")) std::fprintf(stderr, "  -> %s, %zu response bytes\n", r->ok ? "ok" : "malformed", r->out.size() - 4);
+    if (trace_) std::fprintf(stderr, "  -> %s, %zu response bytes\n", r->ok ? "ok" : "malformed", r->out.size() - 4);
     if (!r->ok) return false;    // malformed body: the connection closes
     if (r->ctx->close_connection) return false;
     return true;
   }
 
  private:
+  // REQUEST_FUZZ_TRACE=1 prints each request's API and outcome (replaying one input by hand).
+  const bool trace_ = std::getenv("REQUEST_FUZZ_TRACE") != nullptr;
   Scratch dir_;
   EventLoop io_{1};
   std::optional<Broker> broker_;
