@@ -16,6 +16,10 @@ cluster tests (label "cluster").
     names a live one as controller (bounded). etcd_controller() is the
     broker elected in etcd, which Metadata does not name (as Kafka's
     brokers do not name the active controller).
+    Cluster(..., proxied=True) puts a loopback proxy (faults/proxy.py) in
+    front of each broker, which the broker advertises: clients after the
+    bootstrap and the other brokers reach it through the proxy, which
+    the fault harness (faults/schedule.py) cuts, holds and delays.
   - wait_until(predicate, timeout, what): the only way the tests wait.
   - Replicas: Cluster.wait_in_sync (every ISR full on every broker),
     list_offset (ListOffsets), wait_identical (the brokers' segment files
@@ -42,6 +46,7 @@ import urllib.request
 import uuid
 
 import kafka_wire as kw
+from faults.proxy import FrameProxy
 from runnel_harness import Runnel, runnel_binary, run_tests, set_parent_death_signal  # noqa: F401
 
 NONE = 0
@@ -257,7 +262,7 @@ class ClusterBroker(Runnel):
 
 class Cluster:
     def __init__(self, n=3, binary=None, overrides=None, session_timeout_ms=3000, heartbeat_interval_ms=1000,
-                 ready_timeout=30.0, form_timeout=30.0, keep_dir=False):
+                 ready_timeout=30.0, form_timeout=30.0, keep_dir=False, proxied=False):
         self.n = n
         self.form_timeout = form_timeout
         self.session_timeout_ms = session_timeout_ms
@@ -278,6 +283,9 @@ class Cluster:
         base.update(overrides or {})
         self.brokers = {i: ClusterBroker(i, binary, dict(base, **{"node.id": str(i)}), keep_dir, ready_timeout)
                         for i in range(1, n + 1)}
+        self.proxies = {i: FrameProxy("proxy-%d" % i) for i in self.brokers} if proxied else {}
+        for i, proxy in self.proxies.items():
+            self.brokers[i].overrides["advertised.listeners"] = "PLAINTEXT://%s" % proxy.address
         self._corr = 100
 
     # -- lifecycle ------------------------------------------------------------
@@ -287,6 +295,8 @@ class Cluster:
         for b in self.brokers.values():
             b.overrides["runnel.etcd.endpoints"] = self.etcd.endpoint
             b.start()
+            if b.node_id in self.proxies:
+                self.proxies[b.node_id].upstream_port = b.port  # the same across restarts
         self.wait_formed(self.form_timeout, "the %d brokers to form a cluster" % self.n)
         return self
 
@@ -298,7 +308,7 @@ class Cluster:
             views = {i: self.metadata(i) for i in live}
             for i, md in views.items():
                 listed = {nid: port for nid, (host, port, _) in md["brokers"].items()}
-                want = {j: self.brokers[j].port for j in live}
+                want = {j: self.advertised_port(j) for j in live}
                 assert listed == want, "node %d lists %s, want %s" % (i, listed, want)
             named = {i: md["controller_id"] for i, md in views.items()}
             assert set(named.values()) <= set(live), "controllers named: %s" % named
@@ -346,6 +356,11 @@ class Cluster:
     def port(self, node_id):
         return self.brokers[node_id].port
 
+    def advertised_port(self, node_id):
+        """Where Metadata sends clients: the proxy's port when proxied."""
+        proxy = self.proxies.get(node_id)
+        return proxy.port if proxy else self.port(node_id)
+
     def close(self):
         errors = []
         for b in self.brokers.values():
@@ -354,6 +369,8 @@ class Cluster:
             except Exception as e:
                 errors.append("%s: %s" % (b.name, e))
         self.etcd.close()
+        for proxy in self.proxies.values():
+            proxy.close()
         if errors:
             sys.stderr.write("cluster close: %s\n" % "; ".join(errors))
 

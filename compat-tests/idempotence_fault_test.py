@@ -1,6 +1,6 @@
 """Fault injection between an idempotent librdkafka producer and Runnel.
 
-A TCP proxy in this process (threads, loopback only) forwards Kafka frames
+The fault harness's loopback proxy (faults/proxy.py) forwards Kafka frames
 between the producer and the broker, which advertises the proxy's address
 (advertised.listeners) so that every connection the client opens goes
 through it. On Produce traffic it injects, at random from a fixed seed and
@@ -18,14 +18,13 @@ usage: /usr/bin/python3 idempotence_fault_test.py <runnel binary>
 """
 
 import random
-import socket
 import struct
 import sys
 import threading
-import time
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from faults.proxy import FrameProxy
 from idempotent_stream import Stream
 from runnel_harness import Runnel, run_tests
 
@@ -35,21 +34,6 @@ FAULT_RATE = 0.2  # per Produce request or response, until MAX_FAULTS are spent
 RECORDS = 6000
 TOPIC = "idem-faults"
 PRODUCE = 0
-
-
-def recv_exact(sock, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed")
-        buf += chunk
-    return buf
-
-
-def read_frame(sock):
-    size = recv_exact(sock, 4)
-    return size + recv_exact(sock, struct.unpack(">i", size)[0])
 
 
 def produce_batches(frame):
@@ -80,23 +64,17 @@ def produce_batches(frame):
     return out
 
 
-class FaultProxy:
+class ProduceFaults:
+    """The proxy's hooks (faults/proxy.py): seeded faults on Produce requests
+    and responses, and a count of the batches sent more than once."""
+
     def __init__(self, seed, max_faults):
         self.rng = random.Random(seed)
         self.lock = threading.Lock()
         self.faults_left = max_faults
         self.enabled = True
-        self.upstream_port = None
         self.counts = {}
         self.batches_sent = {}  # (producer id, epoch, base sequence) -> times sent
-        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(16)
-        self.port = self.listener.getsockname()[1]
-        self.closed = False
-        self.links = []
-        threading.Thread(target=self._accept, daemon=True).start()
 
     def fault(self, kinds):
         """One of `kinds` (with weights) or None: decided under the lock from the seeded generator."""
@@ -108,99 +86,35 @@ class FaultProxy:
             self.counts[kind] = self.counts.get(kind, 0) + 1
             return kind, self.rng.uniform(0.2, 1.5)
 
-    def _accept(self):
-        while not self.closed:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            try:
-                upstream = socket.create_connection(("127.0.0.1", self.upstream_port), timeout=10)
-                upstream.settimeout(None)
-            except OSError:
-                client.close()
-                continue
-            link = Link(self, client, upstream)
-            with self.lock:
-                self.links.append(link)
-            link.start()
-
-    def close(self):
-        self.closed = True
-        self.listener.close()
+    def on_request(self, link, frame):
+        if struct.unpack(">h", frame[4:6])[0] != PRODUCE:
+            return None
+        kind, _ = self.fault([("request lost", 2), ("request cut", 1)])
+        if kind == "request lost":
+            return "close"
+        if kind == "request cut":
+            return "half"
         with self.lock:
-            links = list(self.links)
-        for link in links:
-            link.close()
+            for key in produce_batches(frame):
+                self.batches_sent[key] = self.batches_sent.get(key, 0) + 1
+        return None
 
-
-class Link:
-    """One client connection and its broker connection, a thread each way."""
-
-    def __init__(self, proxy, client, upstream):
-        self.proxy = proxy
-        self.client = client
-        self.upstream = upstream
-        self.api_of = {}  # correlation id -> api key of requests sent on
-        self.dead = threading.Event()
-
-    def start(self):
-        threading.Thread(target=self._requests, daemon=True).start()
-        threading.Thread(target=self._responses, daemon=True).start()
-
-    def close(self):
-        if self.dead.is_set():
-            return
-        self.dead.set()
-        for s in (self.client, self.upstream):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            s.close()
-
-    def _requests(self):
-        try:
-            while not self.dead.is_set():
-                frame = read_frame(self.client)
-                api_key, _, corr = struct.unpack(">hhi", frame[4:12])
-                if api_key == PRODUCE:
-                    kind, _ = self.proxy.fault([("request lost", 2), ("request cut", 1)])
-                    if kind == "request lost":
-                        return self.close()
-                    if kind == "request cut":
-                        self.upstream.sendall(frame[:len(frame) // 2])
-                        time.sleep(0.05)
-                        return self.close()
-                    with self.proxy.lock:
-                        for key in produce_batches(frame):
-                            self.proxy.batches_sent[key] = self.proxy.batches_sent.get(key, 0) + 1
-                self.api_of[corr] = api_key
-                self.upstream.sendall(frame)
-        except (OSError, ConnectionError, struct.error):
-            self.close()
-
-    def _responses(self):
-        try:
-            while not self.dead.is_set():
-                frame = read_frame(self.upstream)
-                (corr,) = struct.unpack(">i", frame[4:8])
-                if self.api_of.pop(corr, None) == PRODUCE:
-                    kind, delay = self.proxy.fault([("response swallowed", 2), ("response lost", 3),
-                                                    ("response delayed", 3)])
-                    if kind == "response swallowed":
-                        continue
-                    if kind == "response lost":
-                        return self.close()
-                    if kind == "response delayed":
-                        time.sleep(delay)
-                self.client.sendall(frame)
-        except (OSError, ConnectionError, struct.error):
-            self.close()
+    def on_response(self, link, frame, api_key):
+        if api_key != PRODUCE:
+            return None
+        kind, delay = self.fault([("response swallowed", 2), ("response lost", 3), ("response delayed", 3)])
+        if kind == "response swallowed":
+            return "swallow"
+        if kind == "response lost":
+            return "close"
+        if kind == "response delayed":
+            return ("delay", delay)
+        return None
 
 
 def main():
-    proxy = FaultProxy(SEED, MAX_FAULTS)
+    faults = ProduceFaults(SEED, MAX_FAULTS)
+    proxy = FrameProxy("idempotence", on_request=faults.on_request, on_response=faults.on_response)
     broker = Runnel(overrides={"advertised.listeners": "PLAINTEXT://127.0.0.1:%d" % proxy.port})
     stream = None
     try:
@@ -209,12 +123,12 @@ def main():
             via_proxy = "127.0.0.1:%d" % proxy.port
 
             def create_topic():
-                with proxy.lock:
-                    proxy.enabled = False
+                with faults.lock:
+                    faults.enabled = False
                 admin = AdminClient({"bootstrap.servers": via_proxy, "broker.address.family": "v4"})
                 admin.create_topics([NewTopic(TOPIC, 1, 1)], operation_timeout=10)[TOPIC].result(30)
-                with proxy.lock:
-                    proxy.enabled = True
+                with faults.lock:
+                    faults.enabled = True
 
             def produce_through_faults():
                 nonlocal stream
@@ -224,10 +138,10 @@ def main():
                                                          "reconnect.backoff.max.ms": 200})
                 stream.produce(RECORDS, pause_every=1000, pause_s=0.02)
                 stream.finish(60)
-                with proxy.lock:
-                    proxy.enabled = False
-                    counts = dict(proxy.counts)
-                    resent = sum(1 for times in proxy.batches_sent.values() if times > 1)
+                with faults.lock:
+                    faults.enabled = False
+                    counts = dict(faults.counts)
+                    resent = sum(1 for times in faults.batches_sent.values() if times > 1)
                 print("faults injected: %s; batches sent more than once: %d; acknowledged %d of %d" % (
                     counts, resent, stream.acked_count(), RECORDS), flush=True)
                 # Which requests the seeded draws hit depends on timing; the

@@ -84,25 +84,6 @@ def produce_round(c, corr, rnd, acked, errors):
     return out
 
 
-def read_partition(port, topic, p):
-    """[(base offset, batch bytes)] of the whole partition, in log order
-    (the test's batches hold one record each)."""
-    out, offset = [], 0
-    with w.Connection(port) as c:
-        for corr in range(1, 100000):
-            [(err, _, records)] = w.parse_fetch_v4(
-                c.call(w.fetch_v4(corr, topic, p, offset, max_wait_ms=0), corr)).values()
-            check(err == NONE, "Fetch %s-%d at %d: error %d" % (topic, p, offset, err))
-            batches = w.split_batches(records)
-            if not batches:
-                return out
-            for batch in batches:
-                h = w.batch_header(batch)
-                out.append((h["base_offset"], batch))
-                offset = h["base_offset"] + h["last_offset_delta"] + 1
-    raise AssertionError("%s-%d: too many fetches" % (topic, p))
-
-
 def check_files(d):
     """Every .log parses to its end (or its preallocated zero tail) and its
     indexes agree with it."""
@@ -200,7 +181,7 @@ def run_case(binary, shim, calls, errno_name, seed, topic_configs=()):
         b.start()
         total = 0
         for p in range(PARTITIONS):
-            stored = read_partition(b.port, TOPIC, p)
+            stored = w.read_batches(b.port, TOPIC, p)
             offsets = [o for o, _ in stored]
             check(offsets == sorted(set(offsets)), "partition %d: offsets out of order or repeated" % p)
             by_offset = dict(stored)

@@ -755,3 +755,22 @@ def parse_alter_client_quotas_v1(body):
     r.skip_tags()
     assert r.done(), "bytes left after AlterClientQuotas response"
     return out
+
+
+def read_batches(port, topic, partition=0, limit=100000):
+    """[(base offset, batch bytes)] of a whole partition, in log order,
+    through Fetch v4 from offset 0; asserts every Fetch answers NONE."""
+    out, offset = [], 0
+    with Connection(port) as c:
+        for corr in range(1, limit):
+            [(err, _, records)] = parse_fetch_v4(
+                c.call(fetch_v4(corr, topic, partition, offset, max_wait_ms=0), corr)).values()
+            assert err == 0, "Fetch %s-%d at %d: error %d" % (topic, partition, offset, err)
+            batches = split_batches(records)
+            if not batches:
+                return out
+            for batch in batches:
+                h = batch_header(batch)
+                out.append((h["base_offset"], batch))
+                offset = h["base_offset"] + h["last_offset_delta"] + 1
+    raise AssertionError("%s-%d: more than %d fetches" % (topic, partition, limit))

@@ -127,19 +127,7 @@ def produce_one(conn, corr, topic, i, value_size):
 
 def read_back(port, topic):
     """{base offset: batch bytes} of the whole partition."""
-    out, offset = {}, 0
-    with w.Connection(port) as c:
-        for corr in range(1, 10000):
-            [(err, _, records)] = w.parse_fetch_v4(c.call(w.fetch_v4(corr, topic, 0, offset, max_wait_ms=0), corr)).values()
-            check(err == NONE, "Fetch at %d: error %d" % (offset, err))
-            batches = w.split_batches(records)
-            if not batches:
-                return out
-            for batch in batches:
-                base = w.batch_header(batch)["base_offset"]
-                out[base] = batch
-                offset = base + 1
-    return out
+    return dict(w.read_batches(port, topic))
 
 
 def exit_status(b):

@@ -11,8 +11,9 @@ written one JSON object a line (`dump`, `load`), so the schedule a failing
 run printed can be given back to it to run again, and drawn from a seed
 (`generate`), so the same seed draws the same schedule.
 
-Faults, and what `Injector` does for each to the target broker (a
-runnel_harness.BrokerProcess: Runnel or a cluster's ClusterBroker):
+Faults, and what `Injector` does for each. Process and disk faults act on
+the target broker (a runnel_harness.BrokerProcess: Runnel or a cluster's
+ClusterBroker):
 - sigkill: the crash: SIGKILL, then started again on the same dir and port
   after `restart_after` seconds (default 0);
 - sigterm: a graceful stop (SIGTERM, waited for), then started again;
@@ -21,32 +22,59 @@ runnel_harness.BrokerProcess: Runnel or a cluster's ClusterBroker):
 - disk: the broker's log dir starts failing, as the io_faults shim
   (faults/io_faults.cc) makes it when the broker was started with it and
   RUNNEL_IO_FAULT_ARM names the file this creates.
-Network faults go through the loopback proxy (idempotence_fault_test.py's
-FaultProxy) and are not scheduled here yet; nor are etcd's.
+Network faults act on the loopback proxy in front of the target
+(faults/proxy.py), which the broker advertises:
+- cut: every connection to the target closed at once;
+- isolate: for `for` seconds nothing passes between the target and anyone
+  (clients, and other brokers both ways), while it keeps its etcd session:
+  the leader that cannot reach its followers;
+- partition: for `for` seconds the target and broker `peer` cannot reach
+  each other; clients reach both;
+- delay: every frame to and from the target waits `delay` seconds, for
+  `for` seconds.
+etcd faults (target "etcd", a cluster_harness.Etcd):
+- etcd-stop: etcd frozen (SIGSTOP) for `for` seconds: leases stop being
+  renewed and every call hangs, then it resumes;
+- etcd-kill: SIGKILL, started again on the same data after
+  `restart_after` seconds.
 """
 
 import json
 import os
 import random
 import signal
+import tempfile
 import time
 
-FAULTS = ("sigkill", "sigterm", "sigstop", "disk")
+FAULTS = ("sigkill", "sigterm", "sigstop", "disk", "cut", "isolate", "partition", "delay", "etcd-stop", "etcd-kill")
+DURATIONS = ("sigstop", "isolate", "partition", "delay", "etcd-stop")  # events with a `for'
+ETCD = "etcd"
 
 
-def generate(seed, duration, targets, faults=("sigkill",), gap=(0.5, 3.0), stop_for=(0.2, 2.0), limit=None):
+def generate(seed, duration, targets, faults=("sigkill",), gap=(0.5, 3.0), stop_for=(0.2, 2.0), limit=None,
+             delay=(0.05, 0.5), cover=False):
     """Events up to `duration` seconds (or the first `limit` of them, however
     long they take), `gap` apart (uniformly drawn), each a fault from
-    `faults` on one of `targets`."""
+    `faults` on one of `targets` (etcd's on etcd); a fault that lasts does
+    so for `stop_for` seconds (drawn), a partition is from another target.
+    With `cover`, the first len(faults) events are each fault once, in an
+    order drawn from the seed."""
     for f in faults:
         if f not in FAULTS:
             raise ValueError("unknown fault %r (known: %s)" % (f, ", ".join(FAULTS)))
     rng = random.Random(seed)
+    first = rng.sample(list(faults), len(faults)) if cover else []
     events, at = [], rng.uniform(*gap)
     while (at < duration) if limit is None else (len(events) < limit):
-        event = {"at": round(at, 3), "fault": rng.choice(faults), "target": rng.choice(list(targets))}
-        if event["fault"] == "sigstop":
+        fault = first[len(events)] if len(events) < len(first) else rng.choice(faults)
+        target = ETCD if fault.startswith("etcd-") else rng.choice(list(targets))
+        event = {"at": round(at, 3), "fault": fault, "target": target}
+        if fault in DURATIONS:
             event["for"] = round(rng.uniform(*stop_for), 3)
+        if fault == "partition":
+            event["peer"] = rng.choice([t for t in targets if t != target])
+        if fault == "delay":
+            event["delay"] = round(rng.uniform(*delay), 3)
         events.append(event)
         at += rng.uniform(*gap)
     return events
@@ -58,23 +86,41 @@ def dump(events, path):
             f.write(json.dumps(e, sort_keys=True) + "\n")
 
 
+def save(events, seed, prefix):
+    """Dumps the schedule to a temporary file a failing run names (for
+    --schedule to replay); returns its path."""
+    saved = tempfile.NamedTemporaryFile("w", prefix=prefix, suffix=".jsonl", delete=False)
+    saved.close()
+    dump(events, saved.name)
+    print("schedule: %d events (seed %s), saved to %s" % (len(events), seed, saved.name), flush=True)
+    return saved.name
+
+
 def load(path):
     with open(path) as f:
         events = [json.loads(line) for line in f if line.strip()]
     for e in events:
-        if e.get("fault") not in FAULTS or "at" not in e or "target" not in e:
+        if e.get("fault") not in FAULTS or "at" not in e or "target" not in e or (
+                e["fault"] == "partition" and "peer" not in e):
             raise ValueError("%s: not a fault event: %r" % (path, e))
     return sorted(events, key=lambda e: e["at"])
 
 
 class Injector:
-    """Applies a schedule to brokers: {target: BrokerProcess}. run() keeps
-    to the events' times (an event due while an earlier one is still being
-    applied, such as a slow restart, runs as soon as it can) and returns
-    what was applied: [(seconds from the start, event)]."""
+    """Applies a schedule to brokers: {target: BrokerProcess}, the proxies in
+    front of them: {target: FrameProxy} and an etcd. run() keeps to the
+    events' times (an event due while an earlier one is still being
+    applied, such as a slow restart or a partition, runs as soon as it
+    can: one fault at a time) and returns what was applied: [(seconds from
+    the start, event)]. after(event) is called once each fault is over
+    (a test waits there for the cluster to heal)."""
 
-    def __init__(self, brokers, arm_files=None, restart_after=0.0, log=print):
+    def __init__(self, brokers, arm_files=None, restart_after=0.0, log=print, proxies=None, etcd=None,
+                 after=None):
         self.brokers = brokers
+        self.proxies = proxies or {}
+        self.etcd = etcd
+        self.after = after
         self.arm_files = arm_files or {}
         self.restart_after = restart_after
         self.log = log
@@ -89,13 +135,20 @@ class Injector:
             if stop is None and wait > 0:
                 time.sleep(wait)
             self.apply(e)
+            if self.after is not None:
+                self.after(e)
             self.applied.append((round(time.monotonic() - start, 3), e))
         return self.applied
 
     def apply(self, e):
-        b = self.brokers[e["target"]]
         fault = e["fault"]
-        self.log("fault at %.2f s: %s broker %s" % (e["at"], fault, e["target"]))
+        self.log("fault at %.2f s: %s %s%s" % (e["at"], fault, "" if e["target"] == ETCD else "broker ",
+                                                e["target"]))
+        if fault.startswith("etcd-"):
+            return self._etcd(e)
+        if fault in ("cut", "isolate", "partition", "delay"):
+            return self._network(e)
+        b = self.brokers[e["target"]]
         if fault == "sigkill":
             b.kill9()
             if self.restart_after:
@@ -114,3 +167,51 @@ class Injector:
             if arm is None:
                 raise ValueError("disk fault on broker %s, which was not started with the io_faults shim" % e["target"])
             open(arm, "w").close()
+
+    def _proxy(self, target):
+        p = self.proxies.get(target)
+        if p is None:
+            raise ValueError("network fault on broker %s, which has no proxy in front of it" % target)
+        return p
+
+    def _network(self, e):
+        fault, target, lasts = e["fault"], e["target"], e.get("for", 1.0)
+        p = self._proxy(target)
+        if fault == "cut":
+            p.cut()
+            return
+        if fault == "delay":
+            p.delay(e["delay"])
+            try:
+                time.sleep(lasts)
+            finally:
+                p.delay(0.0)
+            return
+        # Holds on both sides: the target's own proxy, and every other
+        # proxy for the connections the target opens to its broker.
+        if fault == "isolate":
+            held = [(p, None)] + [(q, target) for t, q in self.proxies.items() if t != target]
+        else:
+            held = [(p, e["peer"]), (self._proxy(e["peer"]), target)]
+        for q, peer in held:
+            q.hold(peer)
+        try:
+            time.sleep(lasts)
+        finally:
+            for q, peer in held:
+                q.release(peer)
+
+    def _etcd(self, e):
+        if self.etcd is None:
+            raise ValueError("etcd fault without an etcd")
+        if e["fault"] == "etcd-stop":
+            self.etcd.sigstop()
+            try:
+                time.sleep(e.get("for", 1.0))
+            finally:
+                self.etcd.sigcont()
+        else:
+            self.etcd.kill9()
+            if self.restart_after:
+                time.sleep(self.restart_after)
+            self.etcd.restart()
