@@ -6,9 +6,10 @@ partitions   compat-tests/partitions_scale_test.py's steps on each broker:
              10 topics of 1,000 partitions created, Metadata until every
              partition is led, one record produced to each (acks=all) and
              read back by one consumer assigned all 10,000, a graceful
-             restart, everything read again. Figures: the time of each
-             step, and the broker's descriptors, memory maps and resident
-             memory while serving and after the restart.
+             restart, everything read again, one topic deleted. Figures:
+             the time of each step, and the broker's descriptors, memory
+             maps and resident memory while serving, after the restart and
+             after the deletion.
 connections  a fresh broker with one topic; --connections connections each
              send ApiVersions and Metadata and are answered, then stay
              open; --active of them then send Produce (acks=1) and Fetch
@@ -173,7 +174,7 @@ def main():
                     result[load][name] = connections_load(broker, broker.proc.pid, args.connections, args.active,
                                                           args.seconds)
         keys = (["create_s", "metadata_s", "produce_s", "consume_s", "restart_led_s", "serving.rss_mib",
-                 "serving.fds", "restarted_serving.rss_mib"] if load == "partitions" else
+                 "serving.fds", "restarted_serving.rss_mib", "delete_topic_s"] if load == "partitions" else
                 ["all_open.rss_mib", "after_active.rss_mib", "active_requests_per_s"])
         result[load]["runnel_over_kafka"] = ratios(result[load]["runnel"], result[load]["kafka"], keys)
         print(json.dumps(result[load]["runnel_over_kafka"], sort_keys=True), flush=True)

@@ -56,11 +56,10 @@ std::string open_stored_partitions(storage::LogManager& logs, const TopicTable& 
 }
 
 void remove_partition_logs(storage::LogManager& logs, const std::string& topic, const std::vector<int32_t>& indexes) {
-  for (int32_t p : indexes) {
-    auto ec = logs.remove({topic, p});
-    if (ec && ec != storage::make_error_code(storage::StorageErrc::not_found))
-      RLOG_WARN("removing %s-%d: %s", topic.c_str(), p, ec.message().c_str());
-  }
+  std::vector<storage::TopicPartition> tps;
+  for (int32_t p : indexes) tps.push_back({topic, p});
+  if (auto ec = logs.remove(tps))
+    RLOG_WARN("removing %zu partition(s) of %s: %s", tps.size(), topic.c_str(), ec.message().c_str());
 }
 
 std::function<bool()> removing_partition_logs(storage::LogManager& logs, std::string topic, std::vector<int32_t> indexes) {

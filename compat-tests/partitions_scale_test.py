@@ -5,11 +5,14 @@ Ten topics of 1,000 partitions each are created through CreateTopics; then
 Metadata for all of them (every partition led, no error), one record
 produced to each of the 10,000 partitions by one confluent-kafka producer
 (acks=all) and read back by one consumer assigned all of them; the broker
-is restarted (SIGTERM, then the same dir) and everything is read again.
+is restarted (SIGTERM, then the same dir) and everything is read again;
+then one topic is deleted (DeleteTopics through confluent-kafka's admin
+client) and Metadata no longer lists it while the other 9,000 stay led.
 What each step took, the broker's open file descriptors, memory maps and
 resident memory are printed; the assertions are on what was read, on
 Metadata, and on the descriptors: one per segment (each partition has
-one) and a bounded rest, the `ulimit -n` README.md states.
+one) and a bounded rest, the `ulimit -n` README.md states, and the deleted
+topic's closed.
 
 bench/scale_bench.py runs these same steps on Runnel's release build and on
 Apache Kafka side by side and writes the figures down.
@@ -23,6 +26,7 @@ import sys
 import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 import kafka_wire as w
 from runnel_harness import Runnel
@@ -141,6 +145,28 @@ def consume_all(bootstrap, names, per_topic, timeout=300.0):
     return took
 
 
+def delete_topic(bootstrap, port, name, others, per_topic, timeout=300.0):
+    """DeleteTopics for one topic, then Metadata (bounded) until it is gone;
+    -> seconds until the deletion was answered. Before deleting them in one
+    pass, deleting a 1,000-partition topic beside 9,000 others took longer
+    than the admin client's default 30 s and answered REQUEST_TIMED_OUT."""
+    admin = AdminClient({"bootstrap.servers": bootstrap, "broker.address.family": "v4"})
+    t0 = time.monotonic()
+    admin.delete_topics([name], operation_timeout=timeout, request_timeout=timeout + 10)[name].result(timeout + 20)
+    took = time.monotonic() - t0
+    deadline = time.monotonic() + timeout
+    while True:
+        with w.Connection(port, timeout=60) as c:
+            md = w.parse_metadata_v7(c.call(w.metadata_v7(98, [name]), 98))
+        t = md["topics"].get(name)
+        if t is not None and t["error"] == 3:  # UNKNOWN_TOPIC_OR_PARTITION
+            break
+        assert time.monotonic() < deadline, "%s still in Metadata %.0f s after its deletion: %s" % (name, timeout, t)
+        time.sleep(0.5)
+    metadata_all_led(port, others, per_topic)
+    return took
+
+
 def run(broker, pid_of, names, per_topic, restart, log=print):
     """The steps on a started broker; `restart()` restarts it and returns
     the seconds until it answered Metadata. -> figures."""
@@ -159,7 +185,9 @@ def run(broker, pid_of, names, per_topic, restart, log=print):
     figures["restarted_idle"] = proc_stats(pid_of())
     figures["consume_after_restart_s"] = round(consume_all(broker.bootstrap, names, per_topic), 2)
     figures["restarted_serving"] = proc_stats(pid_of())
-    log("  after restart: %s" % figures)
+    figures["delete_topic_s"] = round(delete_topic(broker.bootstrap, broker.port, names[-1], names[:-1], per_topic), 2)
+    figures["deleted_one"] = proc_stats(pid_of())
+    log("  after restart and a deletion: %s" % figures)
     return figures
 
 
@@ -185,10 +213,16 @@ def main():
             fds = figures[when]["fds"]
             assert fds <= partitions + NOT_PER_PARTITION, "%s: %d descriptors for %d partitions" % (
                 when, fds, partitions)
+        fds = figures["deleted_one"]["fds"]
+        assert fds <= partitions - args.per_topic + NOT_PER_PARTITION, (
+            "%d descriptors once %d of the %d partitions were deleted: their logs are not all closed" % (
+                fds, args.per_topic, partitions))
         assert b.stop() == 0, "graceful stop"
     print("ok   %d partitions: created in %.1f s, Metadata %d bytes, one record each produced and read back, "
-          "again after a restart (%.1f s to every partition led); %d descriptors, %.0f MiB resident (debug build)" % (
+          "again after a restart (%.1f s to every partition led), a topic deleted in %.1f s; %d descriptors, "
+          "%.0f MiB resident (debug build)" % (
               partitions, figures["create_s"], figures["metadata_bytes"], figures["restart_led_s"],
+              figures["delete_topic_s"],
               figures["restarted_serving"]["fds"], figures["restarted_serving"]["rss_mib"]), flush=True)
     return 0
 

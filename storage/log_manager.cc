@@ -37,6 +37,7 @@ Result<std::unique_ptr<LogManager>> LogManager::open(LogManagerOptions options) 
   m->options_ = std::move(options);
   if (m->options_.clock) m->clock_ = m->options_.clock;
   m->clean_.assign(m->options_.log_dirs.size(), false);
+  m->hosted_.assign(m->options_.log_dirs.size(), 0);
   for (size_t i = 0; i < m->options_.log_dirs.size(); ++i) {
     std::function<void(std::error_code)> report;
     if (m->options_.on_dir_failure)
@@ -118,11 +119,13 @@ std::error_code LogManager::open_dir(size_t index) {
     lo.dir_failure = dir_failures_[index];
     if (options_.load_on_demand) {
       found_[*tp] = FoundDir{entry.path(), index, std::move(lo)};
+      ++hosted_[index];
       continue;
     }
     auto log = Log::open(entry.path(), options_.default_config, std::move(lo));
     if (!log) return log.error();
     logs_[*tp] = Entry{std::shared_ptr<Log>(std::move(*log)), index};
+    ++hosted_[index];
   }
   if (ec) return ec;
   return remove_if_exists(dir / kCleanShutdownFile);
@@ -156,12 +159,9 @@ Result<std::shared_ptr<Log>> LogManager::load_found(std::map<TopicPartition, Fou
 
 Result<std::shared_ptr<Log>> LogManager::create(const TopicPartition& tp, const LogConfig& config,
                                                 std::optional<protocol::Uuid> topic_id) {
-  std::vector<size_t> counts(options_.log_dirs.size(), 0);
-  for (const auto& [_, e] : logs_) ++counts[e.dir_index];
-  for (const auto& [_, f] : found_) ++counts[f.dir_index];
   std::optional<size_t> index;
-  for (size_t i = 0; i < counts.size(); ++i)
-    if (!dir_offline(i) && (!index || counts[i] < counts[*index])) index = i;
+  for (size_t i = 0; i < hosted_.size(); ++i)
+    if (!dir_offline(i) && (!index || hosted_[i] < hosted_[*index])) index = i;
   if (!index) return options_.log_dirs.empty() ? StorageErrc::not_found : StorageErrc::log_dir_failed;
   const fs::path& parent = options_.log_dirs[*index];
   fs::path dir = parent / tp.dir_name();
@@ -184,6 +184,7 @@ Result<std::shared_ptr<Log>> LogManager::create(const TopicPartition& tp, const 
       if (!failed) {
         std::shared_ptr<Log> shared(std::move(*log));
         logs_[tp] = Entry{shared, *index};
+        ++hosted_[*index];
         return shared;
       }
     } else {
@@ -225,6 +226,7 @@ std::vector<SetAsideDir> LogManager::set_aside_unclaimed(const std::function<boo
       out.push_back({to, "no topic claims " + it->first.dir_name() + "; renamed, never opened, left for the operator"});
       set_aside_.push_back(out.back());
     }
+    --hosted_[it->second.dir_index];
     it = found_.erase(it);
   }
   return out;
@@ -249,18 +251,40 @@ std::vector<TopicPartition> LogManager::partitions() const {
 }
 
 std::error_code LogManager::remove(const TopicPartition& tp) {
+  std::vector<TopicPartition> unknown;
+  if (auto ec = remove(std::span(&tp, 1), &unknown)) return ec;
+  return unknown.empty() ? std::error_code() : make_error_code(StorageErrc::not_found);
+}
+
+std::error_code LogManager::remove(std::span<const TopicPartition> tps, std::vector<TopicPartition>* unknown) {
   std::lock_guard lock(mu_);
-  auto it = logs_.find(tp);
-  if (it == logs_.end()) return StorageErrc::not_found;
-  Entry e = it->second;
-  logs_.erase(it);
-  (void)e.log->close();
-  const fs::path& parent = options_.log_dirs[e.dir_index];
-  fs::path to = parent / set_aside_dir_name(tp, "-delete");
-  if (auto ec = rename_path(e.log->dir(), to)) return ec;
-  if (auto ec = fsync_dir(parent)) return ec;
-  removed_.push_back({to, now() + options_.default_config.file_delete_delay_ms});
-  return checkpoint_dir(e.dir_index, logs_);
+  std::error_code first;
+  std::vector<bool> touched(options_.log_dirs.size(), false);
+  for (const auto& tp : tps) {
+    auto it = logs_.find(tp);
+    if (it == logs_.end()) {
+      if (unknown) unknown->push_back(tp);
+      continue;
+    }
+    Entry e = it->second;
+    logs_.erase(it);
+    --hosted_[e.dir_index];
+    touched[e.dir_index] = true;
+    (void)e.log->close();
+    fs::path to = options_.log_dirs[e.dir_index] / set_aside_dir_name(tp, "-delete");
+    if (auto ec = rename_path(e.log->dir(), to)) {
+      first = ec;
+      break;
+    }
+    removed_.push_back({to, now() + options_.default_config.file_delete_delay_ms});
+  }
+  for (size_t i = 0; i < touched.size(); ++i) {
+    if (!touched[i]) continue;
+    std::error_code ec = fsync_dir(options_.log_dirs[i]);
+    if (!ec) ec = checkpoint_dir(i, logs_);
+    if (ec && !first) first = ec;
+  }
+  return first;
 }
 
 Result<int> LogManager::run_retention() {

@@ -156,6 +156,35 @@ TEST_CASE("log manager removes partitions by renaming them -delete, then deletin
   REQUIRE_FALSE(fs::exists(dir / n));
 }
 
+TEST_CASE("log manager removes many partitions at once, each dir's checkpoints written after them", "[storage]") {
+  TempDir tmp;
+  FakeClock clock;
+  fs::path a = tmp.path / "a", b = tmp.path / "b";
+  auto o = options({a, b}, clock);
+  auto m = LogManager::open(o);
+  // Placed in the dir with fewest partitions: t-0 in a, t-1 in b, ...
+  for (int p = 0; p < 6; ++p) REQUIRE((*m)->get_or_create({"t", p}, o.default_config));
+  REQUIRE(fs::exists(a / "t-4"));
+  REQUIRE(fs::exists(b / "t-5"));
+  std::vector<TopicPartition> gone{{"t", 0}, {"t", 1}, {"t", 2}, {"t", 3}, {"u", 0}}, unknown;
+  REQUIRE_FALSE((*m)->remove(gone, &unknown));
+  REQUIRE(unknown == std::vector<TopicPartition>{{"u", 0}});
+  REQUIRE((*m)->partitions() == std::vector<TopicPartition>{{"t", 4}, {"t", 5}});
+  REQUIRE(text_of(a / kRecoveryPointCheckpointFile) == "0\n1\nt 4 0\n");
+  REQUIRE(text_of(b / kRecoveryPointCheckpointFile) == "0\n1\nt 5 0\n");
+  int renamed = 0;
+  for (const auto& dir : {a, b})
+    for (const auto& e : fs::directory_iterator(dir)) renamed += e.path().filename().string().ends_with("-delete");
+  REQUIRE(renamed == 4);
+  // The counts behind placement follow the removals: b is not fuller now.
+  REQUIRE((*m)->remove(std::vector<TopicPartition>{{"t", 4}}) == std::error_code());
+  REQUIRE((*m)->get_or_create({"v", 0}, o.default_config));
+  REQUIRE(fs::exists(a / "v-0"));
+  REQUIRE_FALSE((*m)->tick(clock.now() + 1000));
+  for (const auto& dir : {a, b})
+    for (const auto& e : fs::directory_iterator(dir)) REQUIRE_FALSE(e.path().filename().string().ends_with("-delete"));
+}
+
 TEST_CASE("log manager runs retention when the check interval comes round", "[storage]") {
   TempDir tmp;
   FakeClock clock;
