@@ -15,9 +15,13 @@ The schedule (faults/schedule.py, seeded) holds each fault once, in a drawn
 order, on drawn brokers: sigkill, sigterm, sigstop, cut, isolate (a broker
 unreachable by clients and brokers, keeping its etcd session), partition
 (two brokers unable to reach each other), delay, etcd-stop (longer than
-the broker sessions, for some draws) and etcd-kill. After each fault the
-test waits, bounded, until the cluster has healed: every broker registered
-and listed, every ISR full. Then the checker (faults/checker.py) compares
+the broker sessions, for some draws) and etcd-kill. An isolation or a
+partition lasts its drawn time and then, bounded, until a broker outside
+it shows the ISR shrunk: the isolated broker out of the ISR of a partition
+another leads (or, leading them all, alone in theirs), or the follower of
+the two out of a partition the other leads. After each fault the test
+waits, bounded, until the cluster has healed: every broker registered and
+listed, every ISR full again (the expansion). Then the checker (faults/checker.py) compares
 what the producer was acknowledged against what the log holds (0 lost,
 moved, duplicated, reordered) and the group's commits against what it was
 given; and the three replicas of each partition end with the same .log
@@ -36,7 +40,7 @@ import os
 import sys
 import time
 
-from cluster_harness import Cluster, create_topic, runnel_binary, wait_identical
+from cluster_harness import Cluster, create_topic, runnel_binary, wait_identical, wait_until
 from faults import schedule, workload
 
 TOPIC = "faults"
@@ -96,7 +100,34 @@ def main():
             heal_s.append(round(time.monotonic() - t0, 2))
             print("    healed in %.1f s; %d acknowledged so far" % (heal_s[-1], len(producing.acked)), flush=True)
 
-        injector = schedule.Injector(c.brokers, proxies=c.proxies, etcd=c.etcd, after=healed,
+        shrinks = []
+
+        def shrunk(event):
+            """While an isolation or partition holds: waits until a broker
+            outside it shows the ISR it should shrink to."""
+            cut_off = [event["target"]] + ([event["peer"]] if event["fault"] == "partition" else [])
+            observer = next(i for i in c.live_ids() if i not in cut_off)
+
+            def expected(parts):
+                if event["fault"] == "isolate":
+                    b = event["target"]
+                    return [p for p, v in parts.items() if v["leader"] != b and b not in v["isr"]] + [
+                        p for p, v in parts.items() if v["leader"] == b and v["isr"] == [b]]
+                a, b = cut_off
+                return [p for p, v in parts.items() if (v["leader"], v["isr"].count(a) + v["isr"].count(b)) in
+                        ((a, 1), (b, 1))]
+
+            before = c.partitions(observer, TOPIC)
+            if event["fault"] == "partition" and not any(v["leader"] in cut_off for v in before.values()):
+                print("    neither of %s leads a partition: no ISR to shrink" % cut_off, flush=True)
+                return
+            t0 = time.monotonic()
+            parts = wait_until(lambda: (lambda ps: ps if expected(ps) else None)(c.partitions(observer, TOPIC)),
+                               1.5 + BOUND, "the ISR shrunk under %s, seen by node %d" % (event, observer))
+            shrinks.append(round(time.monotonic() - t0, 2))
+            print("    ISR shrunk (node %d: %s)" % (observer, {p: v["isr"] for p, v in parts.items()}), flush=True)
+
+        injector = schedule.Injector(c.brokers, proxies=c.proxies, etcd=c.etcd, after=healed, held=shrunk,
                                      log=lambda line: print("  " + line, flush=True))
         applied = injector.run(events)
 
@@ -104,7 +135,8 @@ def main():
         for p in range(PARTITIONS):
             wait_identical(c, TOPIC, p, BOUND * 2, indexes="valid")
         figures.update({"events": len(applied), "seed": args.seed, "kinds": sorted({e["fault"] for _, e in applied}),
-                        "heal_seconds_max": max(heal_s), "seconds": round(time.monotonic() - started, 1)})
+                        "heal_seconds_max": max(heal_s), "isr_shrinks": len(shrinks),
+                        "seconds": round(time.monotonic() - started, 1)})
         workload.judge(log_report, group_report, figures, args.out, "%d faults" % len(applied), saved)
     os.unlink(saved)
     print("ok   %d faults (%s): %d acknowledged, 0 lost, 0 duplicated, 0 reordered, replicas identical" % (

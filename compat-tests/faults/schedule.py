@@ -113,14 +113,18 @@ class Injector:
     applied, such as a slow restart or a partition, runs as soon as it
     can: one fault at a time) and returns what was applied: [(seconds from
     the start, event)]. after(event) is called once each fault is over
-    (a test waits there for the cluster to heal)."""
+    (a test waits there for the cluster to heal); held(event), while an
+    isolation or partition is still in effect once its time is up (a test
+    waits there, bounded, to see the ISR shrink: the fault lasts until it
+    returns)."""
 
     def __init__(self, brokers, arm_files=None, restart_after=0.0, log=print, proxies=None, etcd=None,
-                 after=None):
+                 after=None, held=None):
         self.brokers = brokers
         self.proxies = proxies or {}
         self.etcd = etcd
         self.after = after
+        self.held = held
         self.arm_files = arm_files or {}
         self.restart_after = restart_after
         self.log = log
@@ -197,6 +201,8 @@ class Injector:
             q.hold(peer)
         try:
             time.sleep(lasts)
+            if self.held is not None:
+                self.held(e)
         finally:
             for q, peer in held:
                 q.release(peer)
