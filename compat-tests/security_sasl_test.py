@@ -436,21 +436,25 @@ def test_oauthbearer_unsecured():
         confluent_round_trip(config, records=200)
 
 
-def test_cluster_replicates_over_sasl():
+def cluster_replicates_over_sasl(mechanism):
     """Three brokers whose followers fetch over SASL_PLAINTEXT with
-    SCRAM-SHA-256 as the JAAS line's user "broker", created through a
-    PLAINTEXT listener first; a client on SASL with PLAIN."""
+    `mechanism` as the JAAS line's user "broker" (for SCRAM, created through
+    a PLAINTEXT listener first); a client on SASL with PLAIN."""
     jaas_scram = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
                   'username="broker" password="broker-secret";')
+    # The PLAIN line is both who this broker is to the others and the users it accepts.
+    jaas_plain = PLAIN_JAAS.replace('username="admin" password="admin-secret"',
+                                    'username="broker" password="broker-secret" user_broker="broker-secret"')
     overrides = {"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
                  "inter.broker.listener.name": "SASL_PLAINTEXT",
                  "sasl.enabled.mechanisms": "SCRAM-SHA-256,PLAIN",
-                 "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256",
+                 "sasl.mechanism.inter.broker.protocol": mechanism,
                  "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": jaas_scram,
-                 "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS}
+                 "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas_plain}
     with Cluster(3, overrides=overrides) as c:
         first = c.brokers[1]
-        add_scram_user(first, "broker", "broker-secret", ("SCRAM-SHA-256",))
+        if mechanism != "PLAIN":
+            add_scram_user(first, "broker", "broker-secret", (mechanism,))
         ports = {}
         for i, b in c.brokers.items():
             m = re.search(r"listening on SASL_PLAINTEXT://127\.0\.0\.1:(\d+) \(SASL_PLAINTEXT\)", b.log_text())
@@ -478,8 +482,18 @@ def test_cluster_replicates_over_sasl():
         else:
             raise AssertionError("ISR not full: %s" % {p: pm.isrs for p, pm in md.topics[topic].partitions.items()})
         for b in c.brokers.values():
-            assert "replica fetchers authenticate on listener SASL_PLAINTEXT with SASL SCRAM-SHA-256 as broker" in \
+            assert ("replica fetchers authenticate on listener SASL_PLAINTEXT with SASL %s as broker" % mechanism) in \
                 b.log_text()
+
+
+def test_cluster_replicates_over_sasl():
+    cluster_replicates_over_sasl("SCRAM-SHA-256")
+
+
+def test_cluster_replicates_over_plain():
+    # PLAIN answers its one token with nothing to verify: the fetchers took
+    # that empty answer for a challenge that failed, and never authenticated.
+    cluster_replicates_over_sasl("PLAIN")
 
 
 def test_startup_refusals():
@@ -508,6 +522,7 @@ if __name__ == "__main__":
             ("connections.max.reauth.ms: lifetime, expiry, re-authentication", test_reauthentication),
             ("OAUTHBEARER with an unsecured JWT", test_oauthbearer_unsecured),
             ("a three-broker cluster replicates over SASL/SCRAM", test_cluster_replicates_over_sasl),
+            ("a three-broker cluster replicates over SASL/PLAIN", test_cluster_replicates_over_plain),
             ("SASL configurations that cannot serve stop startup", test_startup_refusals),
         ])
     finally:
