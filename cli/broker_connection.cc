@@ -2,9 +2,13 @@
 
 #include <arpa/inet.h>
 
+#include <boost/asio/ssl/host_name_verification.hpp>
 #include <cstring>
 
+#include "protocol/messages/17_sasl_handshake.h"
 #include "protocol/messages/18_api_versions.h"
+#include "protocol/messages/36_sasl_authenticate.h"
+#include "security/sasl/sasl_client.h"
 
 namespace runnel::cli {
 
@@ -32,12 +36,60 @@ BrokerConnection::BrokerConnection(HostPort address, const ClientConfig& config)
     throw ConnectError("cannot connect to " + where + ": " + (ec ? ec.message() : "timed out"));
   }
   socket_.set_option(tcp::no_delay(true));
+  ClientSecurity security = ClientSecurity::from(config);
+  if (security.tls) tls_handshake(security);
   handshake();
+  if (!security.sasl_mechanism.empty()) authenticate(security);
+}
+
+void BrokerConnection::tls_handshake(const ClientSecurity& security) {
+  tls_context_ = security.tls_context();
+  tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(socket_, *tls_context_);
+  // SNI, and the name the certificate must carry.
+  SSL_set_tlsext_host_name(tls_->native_handle(), address_.host.c_str());
+  if (security.verify_host) tls_->set_verify_callback(asio::ssl::host_name_verification(address_.host));
+  boost::system::error_code ec;
+  tls_->async_handshake(asio::ssl::stream_base::client, [&](const boost::system::error_code& e) { ec = e; });
+  run_bounded(request_timeout_, "TLS handshake");
+  if (ec) fail("TLS handshake: " + ec.message() + " (check -X ssl.ca.location and that the listener speaks TLS)");
+}
+
+void BrokerConnection::authenticate(const ClientSecurity& security) {
+  const std::string where = address_.host + ":" + std::to_string(address_.port);
+  protocol::SaslHandshakeRequest shake;
+  shake.mechanism = security.sasl_mechanism;
+  auto shook = call<protocol::SaslHandshakeApi>(shake, 1);
+  if (shook.error_code != 0) {
+    std::string offered;
+    for (const auto& m : shook.mechanisms) offered += (offered.empty() ? "" : ", ") + m;
+    throw KafkaError(shook.error_code, "SaslHandshake with " + where,
+                     security.sasl_mechanism + " is not enabled there; it offers " + (offered.empty() ? "none" : offered));
+  }
+  auto client = security::sasl::create_sasl_client(security.sasl_mechanism, security.sasl_username,
+                                                   security.sasl_password);
+  protocol::SaslAuthenticateRequest request;
+  request.auth_bytes = client->initial_response();
+  const int16_t version = this->version<protocol::SaslAuthenticateApi>(2);
+  for (;;) {
+    auto answer = call<protocol::SaslAuthenticateApi>(request, version);
+    if (answer.error_code != 0)
+      throw KafkaError(answer.error_code, "SASL " + security.sasl_mechanism + " as " + security.sasl_username + " on " + where,
+                       answer.error_message.value_or(""));
+    // PLAIN is done once its one token is accepted; SCRAM's last answer
+    // carries the server's signature, checked here.
+    if (!client->complete()) {
+      auto next = client->evaluate_challenge(answer.auth_bytes);
+      if (!next) fail("the broker's SASL " + security.sasl_mechanism + " answer did not verify: not the broker it claims to be");
+      request.auth_bytes = std::move(*next);
+    }
+    if (client->complete()) return;
+  }
 }
 
 void BrokerConnection::close() {
   boost::system::error_code ignored;
   socket_.close(ignored);
+  tls_.reset();
 }
 
 void BrokerConnection::fail(const std::string& why) {
@@ -64,7 +116,9 @@ void BrokerConnection::write_frame(protocol::Bytes& frame) {
   uint32_t size = htonl(static_cast<uint32_t>(frame.size() - 4));
   std::memcpy(frame.data(), &size, 4);
   boost::system::error_code ec;
-  asio::async_write(socket_, asio::buffer(frame), [&](const boost::system::error_code& e, size_t) { ec = e; });
+  on_stream([&](auto& stream) {
+    asio::async_write(stream, asio::buffer(frame), [&](const boost::system::error_code& e, size_t) { ec = e; });
+  });
   run_bounded(request_timeout_, "send");
   if (ec) fail("send: " + ec.message());
 }
@@ -74,11 +128,13 @@ std::shared_ptr<protocol::Bytes> BrokerConnection::read_frame(std::chrono::milli
   uint32_t size = 0;
   auto body = std::make_shared<protocol::Bytes>();
   boost::system::error_code ec;
-  asio::async_read(socket_, asio::buffer(&size, 4), [&](const boost::system::error_code& e, size_t) {
-    ec = e;
-    if (ec) return;
-    body->resize(ntohl(size));
-    asio::async_read(socket_, asio::buffer(*body), [&](const boost::system::error_code& e2, size_t) { ec = e2; });
+  on_stream([&](auto& stream) {
+    asio::async_read(stream, asio::buffer(&size, 4), [&](const boost::system::error_code& e, size_t) {
+      ec = e;
+      if (ec) return;
+      body->resize(ntohl(size));
+      asio::async_read(stream, asio::buffer(*body), [&](const boost::system::error_code& e2, size_t) { ec = e2; });
+    });
   });
   run_bounded(request_timeout_ + extra_wait, "receive");
   if (ec) fail(ec == asio::error::eof ? std::string("the broker closed the connection") : "receive: " + ec.message());

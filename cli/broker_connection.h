@@ -5,10 +5,14 @@
 // is bounded by a timeout; a failure closes the connection and throws
 // ConnectError, so the caller can reconnect or try another broker.
 // Responses come back in request order, so requests may be pipelined: send()
-// now, receive() later, in the same order.
+// now, receive() later, in the same order. With -X security.protocol SSL or
+// SASL_* (client_security.h) the TLS handshake follows the connect and the
+// SASL exchange (SaslHandshake v1, SaslAuthenticate) follows ApiVersions,
+// as librdkafka orders them.
 #pragma once
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -17,6 +21,7 @@
 #include <utility>
 
 #include "cli/client_config.h"
+#include "cli/client_security.h"
 #include "cli/kafka_errors.h"
 #include "protocol/codec/reader.h"
 #include "protocol/codec/writer.h"
@@ -77,6 +82,16 @@ class BrokerConnection {
  private:
   int16_t negotiate(int16_t key, const char* name, int16_t our_min, int16_t our_max) const;
   void handshake();
+  void tls_handshake(const ClientSecurity& security);
+  void authenticate(const ClientSecurity& security);
+  // f(stream) on the TLS stream when there is one, else on the socket.
+  template <typename F>
+  void on_stream(F&& f) {
+    if (tls_)
+      f(*tls_);
+    else
+      f(socket_);
+  }
   void write_frame(protocol::Bytes& frame);
   std::shared_ptr<protocol::Bytes> read_frame(std::chrono::milliseconds extra_wait);
   // Runs the io_context until the started operation completes or `timeout`
@@ -89,6 +104,8 @@ class BrokerConnection {
   std::chrono::milliseconds request_timeout_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::socket socket_;
+  std::shared_ptr<boost::asio::ssl::context> tls_context_;
+  std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> tls_;
   std::map<int16_t, std::pair<int16_t, int16_t>> broker_versions_;  // key -> min, max
   int32_t next_correlation_id_ = 1;
 };

@@ -21,7 +21,9 @@ constexpr CommandEntry kCommands[] = {{"topic", topic_command},
                                       {"produce", produce_command},
                                       {"consume", consume_command},
                                       {"group", group_command},
-                                      {"cluster", cluster_command}};
+                                      {"cluster", cluster_command},
+                                      {"acl", acl_command},
+                                      {"user", user_command}};
 
 }  // namespace
 
@@ -31,7 +33,10 @@ const char* cli_usage() {
          "       runnel consume TOPIC [options]    records to stdout\n"
          "       runnel group list|describe|reset-offsets|delete ...\n"
          "       runnel cluster info|health\n"
-         "       (each takes --help; -b HOST:PORT or $RUNNEL_BROKERS names the bootstrap servers)\n"
+         "       runnel acl create|list|delete ...     ACL bindings\n"
+         "       runnel user create|list|delete ...    SCRAM users\n"
+         "       (each takes --help; -b HOST:PORT or $RUNNEL_BROKERS names the bootstrap servers;\n"
+         "        -X security.protocol=SASL_SSL -X sasl.mechanism=... reach secured listeners, as kcat's -X)\n"
          "exit codes: 0 ok, 1 Kafka error, 2 usage, 3 cannot connect, 4 cluster unhealthy\n";
 }
 

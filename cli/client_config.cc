@@ -16,7 +16,10 @@ const std::set<std::string> kKnownKeys = {
     "enable.idempotence", "compression.type",   "fetch.max.wait.ms",                  "fetch.min.bytes",
     "fetch.max.bytes",    "max.partition.fetch.bytes", "session.timeout.ms",         "heartbeat.interval.ms",
     "max.poll.interval.ms", "auto.offset.reset", "enable.auto.commit",               "auto.commit.interval.ms",
-    "isolation.level",    "max.in.flight.requests.per.connection", "delivery.timeout.ms"};
+    "isolation.level",    "max.in.flight.requests.per.connection", "delivery.timeout.ms",
+    // client_security.h
+    "security.protocol", "sasl.mechanism", "sasl.mechanisms", "sasl.username", "sasl.password", "ssl.ca.location",
+    "ssl.certificate.location", "ssl.key.location", "ssl.key.password", "ssl.endpoint.identification.algorithm"};
 
 }  // namespace
 

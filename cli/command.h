@@ -37,5 +37,7 @@ int produce_command(const std::vector<std::string>& args);
 int consume_command(const std::vector<std::string>& args);
 int group_command(const std::vector<std::string>& args);
 int cluster_command(const std::vector<std::string>& args);
+int acl_command(const std::vector<std::string>& args);
+int user_command(const std::vector<std::string>& args);
 
 }  // namespace runnel::cli
