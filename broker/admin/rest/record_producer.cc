@@ -5,6 +5,8 @@
 #include "base/clock.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
+#include "broker/inter_broker_channel.h"
+#include "broker/logging.h"
 #include "protocol/records/batch_builder.h"
 #include "protocol/records/key_partitioner.h"
 
@@ -36,6 +38,45 @@ RecordOutcome failed(const RestError& e, bool is_retriable = false) {
   o.message = e.message;
   o.retriable = is_retriable;
   return o;
+}
+
+// In a cluster the local Produce handler answers NOT_LEADER_OR_FOLLOWER
+// for the partitions another broker leads, after its ACL and validation
+// checks: their batches go on to each one's leader over the inter-broker
+// channel, where REST Proxy's producer would have sent them, and the
+// leader's answers stand for those partitions. A leader that cannot be
+// reached leaves NOT_LEADER_OR_FOLLOWER (retriable) in place.
+awaitable<void> forward_to_leaders(Broker& broker, const p::ProduceRequest& req, p::ProduceResponse& resp) {
+  const auto& topic_data = req.topic_data.front();
+  auto& answers = resp.responses.front().partition_responses;
+  const auto image = broker.metadata_cache().image();
+  std::map<NodeId, p::ProduceRequest> by_leader;
+  for (const auto& pr : answers) {
+    if (static_cast<ErrorCode>(pr.error_code) != ErrorCode::not_leader_or_follower) continue;
+    const cluster::PartitionRegistration* reg = image->partition(topic_data.name, PartitionId(pr.index));
+    if (!reg || !reg->has_leader() || reg->leader == NodeId(broker.node_id())) continue;
+    auto [it, fresh] = by_leader.try_emplace(reg->leader);
+    p::ProduceRequest& fwd = it->second;
+    if (fresh) {
+      fwd.acks = req.acks;
+      fwd.timeout_ms = req.timeout_ms;
+      fwd.topic_data.emplace_back().name = topic_data.name;
+    }
+    for (const auto& pd : topic_data.partition_data)
+      if (pd.index == pr.index) fwd.topic_data.front().partition_data.push_back(pd);
+  }
+  for (const auto& [leader, fwd] : by_leader) {
+    auto answer = co_await broker.inter_broker()->send<p::ProduceApi>(leader, fwd, kProduceVersion);
+    if (!answer) {
+      RLOG_WARN("REST produce to %s: forwarding to leader %d failed: %s", topic_data.name.c_str(), leader.value(),
+                answer.error().message().c_str());
+      continue;
+    }
+    for (const auto& tr : answer->responses)
+      for (const auto& theirs : tr.partition_responses)
+        for (auto& ours : answers)
+          if (ours.index == theirs.index) ours = theirs;
+  }
 }
 
 }  // namespace
@@ -137,6 +178,8 @@ awaitable<std::vector<RecordOutcome>> RecordProducer::produce(const RestClient& 
   const protocol::RequestHeader h = header(0, kProduceVersion);
   RequestContext ctx{broker_, h, client.host, "REST", client.principal};
   p::ProduceResponse resp = co_await handle<p::ProduceApi>(ctx, req);
+  if (broker_.in_cluster() && broker_.inter_broker() && !resp.responses.empty())
+    co_await forward_to_leaders(broker_, req, resp);
   for (const auto& tr : resp.responses) {
     for (const auto& pr : tr.partition_responses) {
       auto it = by_partition.find(pr.index);
