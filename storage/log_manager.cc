@@ -135,11 +135,13 @@ LogManager::~LogManager() { (void)close(); }
 
 Result<std::shared_ptr<Log>> LogManager::get_or_create(const TopicPartition& tp, const LogConfig& config,
                                                        std::optional<protocol::Uuid> topic_id) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  // Another thread creating this partition: its outcome first.
+  created_.wait(lock, [&] { return !creating_.count(tp); });
   if (closed_) return StorageErrc::closed;
   if (auto it = logs_.find(tp); it != logs_.end()) return it->second.log;
   if (auto it = found_.find(tp); it != found_.end()) return load_found(it, config, topic_id);
-  return create(tp, config, topic_id);
+  return create(lock, tp, config, topic_id);
 }
 
 Result<std::shared_ptr<Log>> LogManager::load_found(std::map<TopicPartition, FoundDir>::iterator it,
@@ -157,8 +159,8 @@ Result<std::shared_ptr<Log>> LogManager::load_found(std::map<TopicPartition, Fou
   return shared;
 }
 
-Result<std::shared_ptr<Log>> LogManager::create(const TopicPartition& tp, const LogConfig& config,
-                                                std::optional<protocol::Uuid> topic_id) {
+Result<std::shared_ptr<Log>> LogManager::create(std::unique_lock<std::mutex>& lock, const TopicPartition& tp,
+                                                const LogConfig& config, std::optional<protocol::Uuid> topic_id) {
   std::optional<size_t> index;
   for (size_t i = 0; i < hosted_.size(); ++i)
     if (!dir_offline(i) && (!index || hosted_[i] < hosted_[*index])) index = i;
@@ -176,28 +178,36 @@ Result<std::shared_ptr<Log>> LogManager::create(const TopicPartition& tp, const 
   lo.clock = clock_;
   lo.topic_id = topic_id;
   lo.dir_failure = dir_failures_[*index];
+  // Counted in its dir from now, so that creations side by side spread.
+  ++hosted_[*index];
+  creating_.insert(tp);
+  lock.unlock();
   std::error_code failed;
+  std::shared_ptr<Log> shared;
   {
     auto log = Log::open(dir, config, std::move(lo));
     if (log) {
       failed = fsync_dir(parent);
-      if (!failed) {
-        std::shared_ptr<Log> shared(std::move(*log));
-        logs_[tp] = Entry{shared, *index};
-        ++hosted_[*index];
-        return shared;
-      }
+      if (!failed) shared = std::move(*log);
     } else {
       failed = log.error();
     }
-  }  // the Log, if any, is closed here, before its directory goes
+  }  // on a failure the Log, if any, is closed here, before its directory goes
   // Only what this call made goes: never a directory that was there.
-  if (!existed) {
+  if (failed && !existed) {
     std::error_code rm;
     fs::remove_all(dir, rm);
     (void)fsync_dir(parent);
   }
-  return failed;
+  lock.lock();
+  creating_.erase(tp);
+  created_.notify_all();
+  if (failed) {
+    --hosted_[*index];
+    return failed;
+  }
+  logs_[tp] = Entry{shared, *index};
+  return shared;
 }
 
 std::vector<SetAsideDir> LogManager::set_aside_strays() { return set_aside_unclaimed(nullptr); }
@@ -423,9 +433,11 @@ std::error_code LogManager::tick(int64_t now_ms) {
 }
 
 std::error_code LogManager::close() {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   if (closed_) return {};
   closed_ = true;
+  // A partition being created joins logs_ first, and is closed with them.
+  created_.wait(lock, [&] { return creating_.empty(); });
   std::error_code first;
   auto keep = [&](std::error_code ec) {
     if (ec && !first) first = ec;

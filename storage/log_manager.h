@@ -28,9 +28,13 @@
 // deleted directories, one bounded compaction pass) runs when the broker
 // calls tick() from a timer.
 //
-// Thread-safe: every method may be called from any thread.
+// Thread-safe: every method may be called from any thread. Partitions
+// created from several threads at once make and sync their files side by
+// side (the lock is not held meanwhile), which is most of what creating
+// many partitions costs.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -38,6 +42,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -172,8 +177,10 @@ class LogManager {
   std::error_code open_dir(size_t index);
   Result<std::shared_ptr<Log>> load_found(std::map<TopicPartition, FoundDir>::iterator it, const LogConfig& config,
                                           std::optional<protocol::Uuid> topic_id);
-  Result<std::shared_ptr<Log>> create(const TopicPartition& tp, const LogConfig& config,
-                                      std::optional<protocol::Uuid> topic_id);
+  // Called with `lock` held; releases it while the new log's files are
+  // made and synced, so that partitions are created side by side.
+  Result<std::shared_ptr<Log>> create(std::unique_lock<std::mutex>& lock, const TopicPartition& tp,
+                                      const LogConfig& config, std::optional<protocol::Uuid> topic_id);
   std::error_code checkpoint_dir(size_t index, const std::map<TopicPartition, Entry>& logs);
   int64_t now() const { return clock_->wall_ms(); }
 
@@ -186,6 +193,10 @@ class LogManager {
   // found_ change: create() places a new one in the dir with fewest, and
   // counting the maps there made creating n partitions O(n^2).
   std::vector<size_t> hosted_;
+  // Partitions create() is making outside the lock; get_or_create() of
+  // the same one, and close(), wait on `created_` until they are done.
+  std::set<TopicPartition> creating_;
+  std::condition_variable created_;
   std::vector<SetAsideDir> set_aside_;
   std::vector<std::shared_ptr<LogDirFailure>> dir_failures_;
   std::vector<bool> clean_;

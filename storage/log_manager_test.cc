@@ -1,5 +1,7 @@
 #include <sys/resource.h>
 
+#include <thread>
+
 #include <catch2/catch.hpp>
 
 #include "storage/log_manager.h"
@@ -183,6 +185,46 @@ TEST_CASE("log manager removes many partitions at once, each dir's checkpoints w
   REQUIRE_FALSE((*m)->tick(clock.now() + 1000));
   for (const auto& dir : {a, b})
     for (const auto& e : fs::directory_iterator(dir)) REQUIRE_FALSE(e.path().filename().string().ends_with("-delete"));
+}
+
+TEST_CASE("log manager creates partitions from several threads at once", "[storage]") {
+  TempDir tmp;
+  FakeClock clock;
+  std::vector<fs::path> dirs{tmp.path / "a", tmp.path / "b"};
+  auto o = options(dirs, clock);
+  constexpr int kThreads = 8, kEach = 8;
+  {
+    auto m = LogManager::open(o);
+    std::vector<std::shared_ptr<Log>> same(kThreads);
+    std::vector<int> failures(kThreads, 0);
+    {
+      std::vector<std::jthread> threads;
+      for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+          for (int i = 0; i < kEach; ++i)
+            if (!(*m)->get_or_create({"t", t * kEach + i}, o.default_config)) ++failures[t];
+          // Every thread asks for one partition: one Log is made, all get it.
+          auto s = (*m)->get_or_create({"same", 0}, o.default_config);
+          if (s) same[t] = *s;
+        });
+    }
+    REQUIRE(failures == std::vector<int>(kThreads, 0));
+    for (const auto& s : same) REQUIRE((s && s == same[0]));
+    REQUIRE((*m)->partitions().size() == kThreads * kEach + 1);
+    // Spread over the dirs as one after another would be.
+    auto count = [](const fs::path& dir) {
+      size_t n = 0;
+      for (const auto& e : fs::directory_iterator(dir)) n += e.is_directory();
+      return n;
+    };
+    REQUIRE(count(dirs[0]) + count(dirs[1]) == kThreads * kEach + 1);
+    REQUIRE(std::max(count(dirs[0]), count(dirs[1])) - std::min(count(dirs[0]), count(dirs[1])) <= 1);
+    REQUIRE_FALSE((*m)->close());
+  }
+  auto m = LogManager::open(o);
+  REQUIRE((*m)->partitions().size() == kThreads * kEach + 1);
+  REQUIRE((*m)->was_clean_shutdown(0));
+  REQUIRE((*m)->was_clean_shutdown(1));
 }
 
 TEST_CASE("log manager runs retention when the check interval comes round", "[storage]") {
