@@ -75,14 +75,11 @@ void BrokerConnection::authenticate(const ClientSecurity& security) {
     if (answer.error_code != 0)
       throw KafkaError(answer.error_code, "SASL " + security.sasl_mechanism + " as " + security.sasl_username + " on " + where,
                        answer.error_message.value_or(""));
-    // PLAIN is done once its one token is accepted; SCRAM's last answer
-    // carries the server's signature, checked here.
-    if (!client->complete()) {
-      auto next = client->evaluate_challenge(answer.auth_bytes);
-      if (!next) fail("the broker's SASL " + security.sasl_mechanism + " answer did not verify: not the broker it claims to be");
-      request.auth_bytes = std::move(*next);
-    }
+    // SCRAM's last answer carries the server's signature, checked here.
+    auto next = client->evaluate_challenge(answer.auth_bytes);
+    if (!next) fail("the broker's SASL " + security.sasl_mechanism + " answer did not verify: not the broker it claims to be");
     if (client->complete()) return;
+    request.auth_bytes = std::move(*next);
   }
 }
 

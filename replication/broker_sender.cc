@@ -95,13 +95,8 @@ awaitable<std::error_code> BrokerSender::authenticate() {
     auto answer = co_await send<protocol::SaslAuthenticateApi>(request, 1);
     if (!answer) co_return answer.error();
     if (answer->error_code != 0) co_return failed(answer->error_message.value_or("error " + std::to_string(answer->error_code)));
-    // PLAIN is complete once its one token is accepted: nothing comes back
-    // to check. SCRAM's last answer carries the server's signature.
-    std::optional<security::sasl::Bytes> next;
-    if (!client->complete()) {
-      next = client->evaluate_challenge(answer->auth_bytes);
-      if (!next) co_return failed("the broker's SASL challenge did not verify");
-    }
+    auto next = client->evaluate_challenge(answer->auth_bytes);
+    if (!next) co_return failed("the broker's SASL challenge did not verify");
     if (client->complete()) {
       // Reconnect at 90% of the lifetime, well before the leader closes
       // the expired session on our next request.

@@ -29,8 +29,8 @@ class SaslClient {
   virtual Bytes initial_response() = 0;
   // The server's challenge; the next token to send, or nullopt when the
   // challenge is wrong (bad server signature, malformed): authentication
-  // failed. After the last challenge `complete()` is true and the token
-  // returned is not sent.
+  // failed. After the last challenge (for PLAIN, the empty answer to its
+  // one token) `complete()` is true and the token returned is not sent.
   virtual std::optional<Bytes> evaluate_challenge(std::span<const uint8_t> challenge) = 0;
   virtual bool complete() const = 0;
 };

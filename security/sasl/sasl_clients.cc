@@ -23,8 +23,12 @@ class PlainSaslClient : public SaslClient {
     complete_ = true;
     return out;
   }
-  // PLAIN's server answers only with success or failure, never a challenge.
-  std::optional<Bytes> evaluate_challenge(std::span<const uint8_t>) override { return std::nullopt; }
+  // PLAIN's server answers only with success or failure, never a
+  // challenge: its empty success answer is accepted, anything else is not.
+  std::optional<Bytes> evaluate_challenge(std::span<const uint8_t> challenge) override {
+    if (!complete_ || !challenge.empty()) return std::nullopt;
+    return Bytes{};
+  }
   bool complete() const override { return complete_; }
 
  private:
