@@ -258,6 +258,9 @@ const std::vector<ConfigKey> kBrokerKeys = {
     // (broker/admin/admin_auth.h); REST Proxy's authentication.method.
     {"runnel.admin.authentication.method", T::string, "NONE", one_of({"NONE", "BASIC"}), I::medium},
     {"runnel.admin.authentication.skip.paths", T::list, "/v1/status/live,/v1/status/ready", {}, I::low},
+    // REST Proxy's consumer.instance.timeout.ms: a REST consumer instance
+    // unused this long is closed (broker/admin/rest/consumer_registry.h).
+    {"runnel.rest.consumer.instance.timeout.ms", T::long_, "300000", at_least(1), I::low},
 };
 
 // Kafka's LogConfig / TopicConfig. Tiered-storage and replication-throttle

@@ -6,7 +6,7 @@
 
 #include "cli/cluster.h"
 #include "cli/command.h"
-#include "cli/consumer_protocol.h"
+#include "protocol/consumer_protocol.h"
 #include "cli/group_offsets.h"
 #include "cli/kafka_errors.h"
 #include "cli/list_offsets.h"

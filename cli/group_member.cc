@@ -1,6 +1,6 @@
 #include "cli/group_member.h"
 
-#include "cli/consumer_protocol.h"
+#include "protocol/consumer_protocol.h"
 #include "protocol/messages/11_join_group.h"
 #include "protocol/messages/12_heartbeat.h"
 #include "protocol/messages/13_leave_group.h"

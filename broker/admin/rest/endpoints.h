@@ -16,5 +16,7 @@ std::string cluster_id_of(Broker& broker);
 awaitable<bool> v3_produce(Exchange& ex, const std::string& cluster, const std::string& topic);  // v3_produce.cc
 awaitable<bool> v2_produce(Exchange& ex, const std::string& topic, std::optional<int32_t> partition);  // v2_produce.cc
 awaitable<bool> raw_produce(Exchange& ex, const std::string& topic);  // raw_produce.cc
+// Every path under /consumers (ex.path[0] == "consumers").
+awaitable<bool> v2_consumers(Exchange& ex);  // v2_consumers.cc
 
 }  // namespace runnel::broker::admin::rest

@@ -78,6 +78,7 @@ Endpoint endpoint_of(const std::vector<std::string>& p, http::verb& method) {
 
 awaitable<bool> route(Exchange& ex) {
   const auto& p = ex.path;
+  if (p[0] == "consumers") co_return co_await v2_consumers(ex);
   http::verb method = http::verb::get;
   const Endpoint e = endpoint_of(p, method);
   if (e == Endpoint::none) co_return co_await send_error(ex, errors::not_found());
@@ -99,6 +100,12 @@ awaitable<bool> route(Exchange& ex) {
 }
 
 }  // namespace
+
+RestService::RestService(Broker& broker)
+    : producer_(broker),
+      consumers_(broker, std::chrono::milliseconds(broker.config().get_long("runnel.rest.consumer.instance.timeout.ms"))) {
+  asio::co_spawn(broker.io(), consumers_.expire_loop(), asio::detached);
+}
 
 bool is_rest_path(std::string_view path) {
   const auto under = [&](std::string_view prefix) {

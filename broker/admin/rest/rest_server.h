@@ -8,6 +8,8 @@
 //   GET  /v3/clusters, /v3/clusters/{cluster_id}           v3_clusters.cc
 //   POST /v3/clusters/{cluster_id}/topics/{topic}/records  v3_produce.cc
 //   POST /topics/{topic}, /topics/{topic}/partitions/{p}   v2_produce.cc
+//   /consumers/{group}[/instances/{name}/...]             v2_consumers.cc
+//        (v2 consumer instances: create, subscribe, assign, seek, poll, commit)
 //   POST /topics/{topic}/raw                               raw_produce.cc
 //        (Runnel's own: the body is one record's value, for Flume's HTTP sink)
 #pragma once
@@ -19,6 +21,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include "broker/admin/http_stream.h"
+#include "broker/admin/rest/consumer_registry.h"
 #include "broker/admin/rest/record_producer.h"
 #include "broker/asio.h"
 
@@ -34,12 +37,14 @@ inline constexpr size_t kMaxRecordJson = 16 * 1024 * 1024;
 
 class RestService {
  public:
-  explicit RestService(Broker& broker) : producer_(broker) {}
+  explicit RestService(Broker& broker);
   RecordProducer& producer() { return producer_; }
+  ConsumerRegistry& consumers() { return consumers_; }
   Broker& broker() { return producer_.broker(); }
 
  private:
   RecordProducer producer_;
+  ConsumerRegistry consumers_;
 };
 
 // Whether the path (no query) belongs to the REST endpoints.

@@ -14,7 +14,7 @@
 
 #include "protocol/codec/types.h"
 
-namespace runnel::cli {
+namespace runnel::protocol {
 
 struct Subscription {
   std::vector<std::string> topics;
@@ -34,4 +34,4 @@ std::optional<Assignment> decode_assignment(protocol::ByteView bytes);
 std::map<std::string, Assignment> range_assign(const std::map<std::string, Subscription>& members,
                                                const std::map<std::string, int32_t>& partition_counts);
 
-}  // namespace runnel::cli
+}  // namespace runnel::protocol

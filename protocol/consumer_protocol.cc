@@ -1,13 +1,12 @@
-#include "cli/consumer_protocol.h"
+#include "protocol/consumer_protocol.h"
 
 #include <algorithm>
 
 #include "protocol/codec/reader.h"
 #include "protocol/codec/writer.h"
 
-namespace runnel::cli {
+namespace runnel::protocol {
 
-using namespace protocol;
 
 namespace {
 
@@ -95,4 +94,4 @@ std::map<std::string, Assignment> range_assign(const std::map<std::string, Subsc
   return out;
 }
 
-}  // namespace runnel::cli
+}  // namespace runnel::protocol

@@ -1,8 +1,8 @@
-#include "cli/consumer_protocol.h"
+#include "protocol/consumer_protocol.h"
 
 #include <catch2/catch.hpp>
 
-using namespace runnel::cli;
+using namespace runnel::protocol;
 
 TEST_CASE("the range assignor gives the first members one more, in member order") {
   std::map<std::string, Subscription> members = {{"m-b", {{"t"}}}, {"m-a", {{"t", "u"}}}, {"m-c", {{"t"}}}};

@@ -1,0 +1,53 @@
+// How REST's consumer instances reach the Kafka handlers: as one more
+// Kafka client. A request this broker answers runs its handler in-process
+// under the REST client's principal (ACLs, quotas and validation as for a
+// Kafka client); one another broker must answer (in a cluster: the group's
+// coordinator, a partition's leader) goes to that broker over the
+// inter-broker channel, where REST Proxy's consumer would have sent it.
+// The local handler runs first even then, so the REST client's own
+// authorization is checked here before anything is forwarded.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "broker/admin/rest/record_producer.h"
+#include "broker/broker.h"
+#include "broker/handlers/handlers.h"
+#include "broker/inter_broker_channel.h"
+
+namespace runnel::broker::admin::rest {
+
+// The answer of `node` (this broker or another) to `req` at `version`;
+// nullopt when another broker could not be reached.
+template <typename Api>
+awaitable<std::optional<typename Api::Response>> call_broker(Broker& broker, const RestClient& client, int32_t node,
+                                                             typename Api::Request req, int16_t version) {
+  if (node == broker.node_id() || !broker.in_cluster() || !broker.inter_broker()) {
+    protocol::RequestHeader h;
+    h.api_key = Api::key;
+    h.api_version = version;
+    h.client_id = "runnel-rest";
+    RequestContext ctx{broker, h, client.host, "REST", client.principal};
+    co_return co_await handle<Api>(ctx, req);
+  }
+  auto answer = co_await broker.inter_broker()->send<Api>(NodeId(node), req, version);
+  if (!answer) co_return std::nullopt;
+  co_return std::move(*answer);
+}
+
+// The local handler's answer to `req`; in a cluster, when `misdirected`
+// says this broker is not the one to answer it, the answer of `node()`
+// instead (nullopt when that broker cannot be reached or none is known).
+template <typename Api, typename Misdirected, typename Node>
+awaitable<std::optional<typename Api::Response>> call_local_or(Broker& broker, const RestClient& client,
+                                                               typename Api::Request req, int16_t version,
+                                                               Misdirected misdirected, Node node) {
+  auto local = co_await call_broker<Api>(broker, client, broker.node_id(), req, version);
+  if (!broker.in_cluster() || !misdirected(*local)) co_return local;
+  const std::optional<int32_t> there = node();
+  if (!there || *there == broker.node_id()) co_return local;
+  co_return co_await call_broker<Api>(broker, client, *there, std::move(req), version);
+}
+
+}  // namespace runnel::broker::admin::rest
