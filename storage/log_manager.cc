@@ -194,12 +194,22 @@ Result<std::shared_ptr<Log>> LogManager::create(std::unique_lock<std::mutex>& lo
     }
   }  // on a failure the Log, if any, is closed here, before its directory goes
   // Only what this call made goes: never a directory that was there.
+  // remove_all needs descriptors to read the directory, and a creation
+  // failing for want of them (EMFILE, with creations side by side holding
+  // the rest) may find none: the directory is then renamed away (rename
+  // needs none) and deleted later with the other removed logs.
+  std::optional<fs::path> set_aside;
   if (failed && !existed) {
     std::error_code rm;
     fs::remove_all(dir, rm);
+    if (rm) {
+      fs::path to = parent / set_aside_dir_name(tp, "-delete");
+      if (!rename_path(dir, to)) set_aside = std::move(to);
+    }
     (void)fsync_dir(parent);
   }
   lock.lock();
+  if (set_aside) removed_.push_back({*set_aside, now() + options_.default_config.file_delete_delay_ms});
   creating_.erase(tp);
   created_.notify_all();
   if (failed) {
