@@ -9,7 +9,10 @@ the REST path forwards a partition it does not lead to its leader over the
 inter-broker channel, as REST Proxy's producer sends there. confluent-kafka
 reads every partition back and compares it exactly. After SIGKILL of a
 leader, once its partition is led elsewhere, REST produce to that partition
-through the surviving broker that does not lead it lands again.
+through the surviving broker that does not lead it lands again. Before
+that, a REST consumer instance on each broker, in a group another broker
+coordinates, reads every partition exactly and commits: its group requests
+go to the coordinator and its fetches to each leader.
 
   /usr/bin/python3 compat-tests/cluster_rest_test.py build/debug/runnel
 """
@@ -17,6 +20,7 @@ through the surviving broker that does not lead it lands again.
 import base64
 import json
 import sys
+import time
 
 import requests
 
@@ -97,6 +101,84 @@ def spread_produce(c):
         {p: len(v) for p, v in expected.items()}, led), flush=True)
 
 
+def java_hash(text):
+    h = 0
+    for ch in text:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return h
+
+
+def coordinator_of(c, group):
+    """The broker leading the group's __consumer_offsets partition (Kafka's
+    partitionFor: the id's String.hashCode, sign bit cleared, modulo 50)."""
+    offsets = c.partitions(1, "__consumer_offsets")
+    return offsets[(java_hash(group) & 0x7FFFFFFF) % len(offsets)]["leader"]
+
+
+def rest_consumers(c):
+    """A REST consumer instance on each broker, in a group another broker
+    coordinates, reads every partition (two led elsewhere) exactly and
+    commits; librdkafka sees the commits."""
+    from confluent_kafka import Consumer, TopicPartition
+    counts = {p: hi for p, (lo, hi) in watermarks(c).items()}
+    expected = {p: consume(c.bootstrap(), TOPIC, p, counts[p]) for p in range(PARTITIONS)}
+    # __consumer_offsets exists once a group has asked for its coordinator.
+    kafka = Consumer({"bootstrap.servers": c.bootstrap(), "group.id": "rest-first-group"})
+    try:
+        kafka.committed([TopicPartition(TOPIC, 0)], timeout=BOUND)
+    finally:
+        kafka.close()
+
+    def offsets_led():
+        try:
+            return all(v["leader"] >= 0 for v in c.partitions(1, "__consumer_offsets").values())
+        except AssertionError:
+            return False
+    wait_until(offsets_led, BOUND, "__consumer_offsets led")
+    for via in (1, 2, 3):
+        group = next(g for g in ("rest-cg-%d-%d" % (via, i) for i in range(200)) if coordinator_of(c, g) != via)
+        base = "http://127.0.0.1:%d/consumers/%s" % (c.brokers[via].admin_port(), group)
+        headers = {"Content-Type": "application/vnd.kafka.v2+json"}
+        r = requests.post(base, data=json.dumps({"auto.offset.reset": "earliest", "auto.commit.enable": "false"}),
+                          headers=headers, timeout=BOUND)
+        assert r.status_code == 200, r.text
+        inst = base + "/instances/" + r.json()["instance_id"]
+        r = requests.post(inst + "/subscription", data=json.dumps({"topics": [TOPIC]}), headers=headers, timeout=BOUND)
+        assert r.status_code == 204, r.text
+        got = {p: [] for p in range(PARTITIONS)}
+        deadline = time.monotonic() + BOUND * 2
+        while sum(map(len, got.values())) < sum(counts.values()) and time.monotonic() < deadline:
+            r = requests.get(inst + "/records", params={"timeout": 500},
+                             headers={"Accept": "application/vnd.kafka.binary.v2+json"}, timeout=BOUND)
+            assert r.status_code == 200, r.text
+            for rec in r.json():
+                key = None if rec["key"] is None else base64.b64decode(rec["key"])
+                got[rec["partition"]].append((rec["offset"], key, base64.b64decode(rec["value"])))
+        assert got == expected, "through broker %d: read %s of %s" % (
+            via, {p: len(v) for p, v in got.items()}, counts)
+        r = requests.post(inst + "/offsets", headers=headers, timeout=BOUND)
+        assert r.status_code == 200 and r.json() == [], r.text
+        kafka = Consumer({"bootstrap.servers": c.bootstrap(), "group.id": group})
+        try:
+            done = kafka.committed([TopicPartition(TOPIC, p) for p in range(PARTITIONS)], timeout=BOUND)
+            assert {tp.partition: tp.offset for tp in done} == counts, (done, counts)
+        finally:
+            kafka.close()
+        r = requests.delete(inst, timeout=BOUND)
+        assert r.status_code == 204, r.text
+        print("     through broker %d, group %s coordinated by broker %d: %d records" % (
+            via, group, coordinator_of(c, group), sum(counts.values())), flush=True)
+
+
+def watermarks(c):
+    from confluent_kafka import Consumer, TopicPartition
+    kafka = Consumer({"bootstrap.servers": c.bootstrap(), "group.id": "rest-watermarks"})
+    try:
+        return {p: kafka.get_watermark_offsets(TopicPartition(TOPIC, p), timeout=BOUND) for p in range(PARTITIONS)}
+    finally:
+        kafka.close()
+
+
 def after_a_leader_dies(c):
     led = leaders(c, 1)
     victim = led[2] if led[2] != 1 else led[1]
@@ -123,6 +205,8 @@ def main():
         c.wait_in_sync(TOPIC, BOUND)
         return run_tests([
             ("REST produce through each broker lands on every partition's leader", lambda: spread_produce(c)),
+            ("REST consumer instances on each broker read every leader's partitions and commit",
+             lambda: rest_consumers(c)),
             ("after SIGKILL of a leader, REST produce reaches the new one", lambda: after_a_leader_dies(c)),
         ])
 
