@@ -20,7 +20,8 @@ Broker 2: runnel.admin.authentication.method=BASIC against SCRAM users:
   - the skip paths (/v1/status/live and /ready) need no credentials,
     /metrics and the REST paths do;
   - alice (SCRAM-SHA-512) and bob (SCRAM-SHA-256) with valid passwords:
-    alice's produce is allowed by her ACL, bob's refused with 40301; after
+    alice's produce is allowed by her ACL, bob's refused with 40301; a REST
+    consumer instance alice created is 40403 to bob; after
     alice's password changes, the old one is refused and the new accepted
     (the remembered verification follows the credential).
 
@@ -193,6 +194,27 @@ def basic_tests(binary):
             expect_403(produce(bob, base, topic, b"bob"), topic)
             assert read_values(broker, topic) == [b"alice-%d" % i for i in range(3)]
 
+        def consumers_are_their_creators():
+            # A REST consumer instance reads and commits with its creator's
+            # rights: to anyone else it does not exist.
+            alice = requests.Session()
+            alice.auth = ("alice", "alice-secret")
+            bob = requests.Session()
+            bob.auth = ("bob", "bob-secret")
+            v2 = {"Content-Type": "application/vnd.kafka.v2+json"}
+            r = alice.post(base + "/consumers/basic-group", data=json.dumps({"name": "c1"}), headers=v2,
+                           timeout=TIMEOUT)
+            assert r.status_code == 200, r.text
+            inst = base + "/consumers/basic-group/instances/c1"
+            r = alice.post(inst + "/subscription", data=json.dumps({"topics": [topic]}), headers=v2, timeout=TIMEOUT)
+            assert r.status_code == 204, r.text
+            for method in ("GET", "DELETE"):
+                r = bob.request(method, inst + ("/subscription" if method == "GET" else ""), timeout=TIMEOUT)
+                assert r.status_code == 404 and r.json()["error_code"] == 40403, (method, r.status_code, r.text)
+            r = alice.get(inst + "/subscription", timeout=TIMEOUT)
+            assert r.status_code == 200 and r.json() == {"topics": [topic]}, r.text
+            assert alice.delete(inst, timeout=TIMEOUT).status_code == 204
+
         def password_change():
             assert upsert_raw(broker.port, "alice", "SCRAM-SHA-512", "new-secret") == (0, None)
             old = produce(requests.Session(), base, topic, b"old", auth=("alice", "alice-secret"))
@@ -202,6 +224,7 @@ def basic_tests(binary):
 
         return run_tests([("basic refusals and skip paths", refusals),
                           ("basic users are ACL principals", users_are_principals),
+                          ("REST consumer instances answer only their creator", consumers_are_their_creators),
                           ("basic after a password change", password_change)], broker)
 
 

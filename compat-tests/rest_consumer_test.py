@@ -9,7 +9,10 @@ with what was produced: partition, offset, key and value.
     format, nulls kept), commit everything handed out, the committed
     offsets seen by GET offsets and by librdkafka, delete: the group is empty;
   - the json format embeds JSON keys and values; Accept picks the format
-    (40601 for the other one);
+    (40601 for the other one); a record that is no JSON stops its
+    partition there (50002) until a seek moves past it;
+  - a pattern subscription (RE2, the whole name) takes topics created
+    after it;
   - a REST instance and a librdkafka consumer in one group share the
     partitions (the range assignor both speak), each record read once;
     then a second REST instance joins and the three split them;
@@ -226,6 +229,54 @@ def json_format(broker):
     binary.delete()
 
 
+def not_json(broker):
+    rest = Rest(broker)
+    create_topic(broker, "rc-notjson")
+    produce(broker, "rc-notjson", [(0, None, b'{"a":1}'), (0, None, b"[2]"), (0, None, b"not json"), (0, None, b"4")])
+    inst = rest.create("rc-gnotjson", format="json", **{"auto.offset.reset": "earliest", "auto.commit.enable": "false"})
+    inst.ok("POST", "assignments", {"partitions": [{"topic": "rc-notjson", "partition": 0}]})
+    got, deadline = [], time.monotonic() + 30
+    while len(got) < 2 and time.monotonic() < deadline:
+        got += inst.poll(accept=V2_JSON, timeout_ms=300)
+    assert [(r["offset"], r["value"]) for r in got] == [(0, {"a": 1}), (1, [2])], got
+    # The record that is no JSON stops the partition there, every time.
+    for _ in range(2):
+        expect_error(inst.call("GET", "records", accept=V2_JSON), 500, 50002, "not JSON")
+    inst.ok("POST", "positions", {"offsets": [{"topic": "rc-notjson", "partition": 0, "offset": 3}]})
+    assert [(r["offset"], r["value"]) for r in inst.poll(accept=V2_JSON, timeout_ms=300)] == [(3, 4)]
+    inst.delete()
+
+
+def pattern_subscription(broker):
+    rest = Rest(broker)
+    create_topic(broker, "rc-pat-a")
+    first = produce(broker, "rc-pat-a", [(0, None, b"a%d" % i) for i in range(3)])
+    inst = rest.create("rc-gpat", **{"auto.offset.reset": "earliest", "auto.commit.enable": "false"})
+    expect_error(inst.call("POST", "subscription", {"topic_pattern": "rc-pat-("}), 422, 42204)
+    inst.ok("POST", "subscription", {"topic_pattern": "rc-pat-.*"})
+    got, deadline = {}, time.monotonic() + 60
+    while len(got) < 3 and time.monotonic() < deadline:
+        for rec in inst.poll(timeout_ms=300):
+            got[(rec["topic"],) + as_produced(rec)[0]] = as_produced(rec)[1]
+    assert got == {("rc-pat-a",) + k: v for k, v in first.items()}, got
+    assert inst.ok("GET", "subscription", status=200).json() == {"topics": ["rc-pat-a"]}
+    inst.ok("POST", "offsets", status=200)  # the rejoin to come starts from the commits
+    # A topic created later that the pattern matches joins the subscription
+    # (looked for every 5 s on poll), and the whole name must match.
+    create_topic(broker, "rc-pat-b", 2)
+    create_topic(broker, "xrc-pat-c")
+    later = produce(broker, "rc-pat-b", [(i % 2, None, b"b%d" % i) for i in range(4)])
+    produce(broker, "xrc-pat-c", [(0, None, b"never")])
+    got, deadline = {}, time.monotonic() + 60
+    while len(got) < 4 and time.monotonic() < deadline:
+        for rec in inst.poll(timeout_ms=300):
+            assert rec["topic"] == "rc-pat-b", rec
+            got[as_produced(rec)[0]] = as_produced(rec)[1]
+    assert got == later, got
+    assert inst.ok("GET", "subscription", status=200).json() == {"topics": ["rc-pat-a", "rc-pat-b"]}
+    inst.delete()
+
+
 def shared_group(broker):
     rest = Rest(broker)
     create_topic(broker, "rc-shared", 4)
@@ -408,6 +459,8 @@ def main():
         rc = run_tests([
             ("subscribe, read three partitions exactly, commit, delete", lambda: subscribe_consume_commit(broker)),
             ("the json format, and Accept picks the format", lambda: json_format(broker)),
+            ("a record that is no JSON stops its partition for a json instance", lambda: not_json(broker)),
+            ("a pattern subscription takes topics created later", lambda: pattern_subscription(broker)),
             ("a REST instance and librdkafka share a group's partitions", lambda: shared_group(broker)),
             ("assignment by hand, seeks, explicit commits librdkafka starts from", lambda: manual_assignment(broker)),
             ("auto commit commits on delete", lambda: auto_commit_on_delete(broker)),

@@ -108,7 +108,14 @@ struct Decoder {
         if (r.value) out.value = str(*r.value);
         position = offset + 1;
       }
-      if (!reader.status().ok()) return;  // a broken batch: nothing past it
+      if (!reader.status().ok()) {
+        // Nothing past a batch that cannot be read; the position stays
+        // at its first record not handed out.
+        if (round.records.empty())
+          round.error = RestError{50002, "Kafka error: the batch at offset " + std::to_string(h.base_offset) + " of " +
+                                             topic + "-" + std::to_string(pd.partition_index) + " cannot be read"};
+        return;
+      }
       // Compaction may leave a batch's last offsets without records.
       position = std::max(position, h.last_offset() + 1);
     }

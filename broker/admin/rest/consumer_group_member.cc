@@ -101,6 +101,10 @@ awaitable<std::optional<typename Api::Response>> ConsumerGroupMember::at_coordin
 awaitable<std::variant<protocol::Assignment, ErrorCode>> ConsumerGroupMember::join(
     const std::vector<std::string>& topics) {
   ErrorCode last = ErrorCode::coordinator_not_available;
+  // A leave() while this join waits ends it: the member is out of the
+  // group and must not join again as a new one.
+  const uint64_t leaves = leaves_;
+  const auto left = [&] { return leaves_ != leaves; };
   for (int attempt = 0; attempt < kJoinAttempts; ++attempt) {
     p::JoinGroupRequest join;
     join.group_id = group_id_;
@@ -112,8 +116,10 @@ awaitable<std::variant<protocol::Assignment, ErrorCode>> ConsumerGroupMember::jo
     proto.name = kAssignor;
     proto.metadata = protocol::encode_subscription({topics});
     auto jr = co_await at_coordinator<p::JoinGroupApi>(join, kJoinGroupVersion);
+    if (left()) co_return ErrorCode::unknown_member_id;
     if (!jr) {
       co_await backoff(broker_);
+      if (left()) co_return ErrorCode::unknown_member_id;
       continue;
     }
     const ErrorCode je = error_of(jr->error_code);
@@ -158,6 +164,7 @@ awaitable<std::variant<protocol::Assignment, ErrorCode>> ConsumerGroupMember::jo
       for (const auto& t : wanted) mreq.topics->emplace_back().name = t;
       mreq.allow_auto_topic_creation = true;  // the Java consumer's allow.auto.create.topics
       auto md = co_await call_broker<p::MetadataApi>(broker_, client_, broker_.node_id(), mreq, kMetadataVersion);
+      if (left()) co_return ErrorCode::unknown_member_id;
       std::map<std::string, int32_t> counts;
       for (const auto& t : md->topics)
         if (t.error_code == 0 && t.name) counts[*t.name] = static_cast<int32_t>(t.partitions.size());
@@ -168,6 +175,7 @@ awaitable<std::variant<protocol::Assignment, ErrorCode>> ConsumerGroupMember::jo
       }
     }
     auto sr = co_await at_coordinator<p::SyncGroupApi>(sync, kSyncGroupVersion);
+    if (left()) co_return ErrorCode::unknown_member_id;
     if (!sr) {
       co_await backoff(broker_);
       continue;
@@ -213,6 +221,8 @@ awaitable<ErrorCode> ConsumerGroupMember::heartbeat() {
   if (!r) co_return ErrorCode::coordinator_not_available;
   const ErrorCode e = error_of(r->error_code);
   forget_coordinator(e);
+  // A join or leave meanwhile made the answer stale.
+  if (generation_ != req.generation_id || member_id_ != req.member_id) co_return ErrorCode::none;
   if (e == ErrorCode::unknown_member_id || e == ErrorCode::illegal_generation || e == ErrorCode::fenced_instance_id) {
     generation_ = -1;
     if (e == ErrorCode::unknown_member_id) member_id_.clear();
@@ -221,17 +231,18 @@ awaitable<ErrorCode> ConsumerGroupMember::heartbeat() {
 }
 
 awaitable<void> ConsumerGroupMember::leave() {
+  ++leaves_;
   if (member_id_.empty()) co_return;
   p::LeaveGroupRequest req;
   req.group_id = group_id_;
   auto& m = req.members.emplace_back();
   m.member_id = member_id_;
-  m.reason = "the REST consumer instance was deleted";
+  m.reason = "the REST consumer instance was deleted or unsubscribed";
+  member_id_.clear();
+  generation_ = -1;
   auto r = co_await at_coordinator<p::LeaveGroupApi>(req, kLeaveGroupVersion);
   if (r && r->error_code != 0)
     RLOG_INFO("REST consumer leaving group %s: error %d", group_id_.c_str(), r->error_code);
-  member_id_.clear();
-  generation_ = -1;
 }
 
 awaitable<ErrorCode> ConsumerGroupMember::commit(const std::map<TopicPartition, int64_t>& offsets) {

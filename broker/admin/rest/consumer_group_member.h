@@ -42,6 +42,7 @@ class ConsumerGroupMember {
   // One Heartbeat: NONE, or REBALANCE_IN_PROGRESS / UNKNOWN_MEMBER_ID /
   // ILLEGAL_GENERATION / FENCED_INSTANCE_ID (join again), or another error.
   awaitable<protocol::ErrorCode> heartbeat();
+  // Leaves the group; a join in flight then ends with UNKNOWN_MEMBER_ID.
   awaitable<void> leave();
 
   // Commits at the coordinator with this member's generation (or, outside
@@ -70,6 +71,7 @@ class ConsumerGroupMember {
   std::optional<int32_t> coordinator_;
   std::string member_id_;
   int32_t generation_ = -1;
+  uint64_t leaves_ = 0;  // leave() calls: a join that sees this move stops
 };
 
 // Whether a group request's error asks the member to find the coordinator again.

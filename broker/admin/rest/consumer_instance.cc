@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/parse.hpp>
+#include <re2/re2.h>
+
 #include "broker/admin/rest/broker_calls.h"
 #include "broker/admin/rest/consumer_fetch.h"
 #include "broker/logging.h"
@@ -15,12 +19,29 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int16_t kListOffsetsVersion = 7;
 constexpr int16_t kMetadataVersion = 12;
-// How often a pattern subscription looks for topics it newly matches (the
-// Java consumer asks every metadata.max.age.ms, 5 minutes; a REST client
-// polls rarely, so Runnel looks at most this often, on poll).
-constexpr auto kPatternRecheck = std::chrono::seconds(5);
+// How often a subscription looks for topics it newly covers and partitions
+// added to them (the Java consumer asks every metadata.max.age.ms, 5
+// minutes, and its leader rejoins on a change; a REST client polls rarely,
+// so Runnel looks at most this often, on poll).
+constexpr auto kMetadataRecheck = std::chrono::seconds(5);
+// A pattern longer than this is refused (REST Proxy's are a topic name or a
+// few wildcards; RE2 bounds the rest).
+constexpr size_t kMaxPattern = 4096;
 // A poll with nothing to fetch waits this long before it looks again.
 constexpr auto kIdleRound = std::chrono::milliseconds(100);
+
+bool is_json(const std::optional<std::string>& bytes) {
+  if (!bytes) return true;
+  boost::system::error_code ec;
+  boost::json::monotonic_resource arena;
+  (void)boost::json::parse(*bytes, ec, &arena);
+  return !ec;
+}
+
+bool needs_rejoin(ErrorCode e) {
+  return e == ErrorCode::rebalance_in_progress || e == ErrorCode::unknown_member_id ||
+         e == ErrorCode::illegal_generation || e == ErrorCode::fenced_instance_id;
+}
 
 RestError illegal_state(std::string_view why) { return {40903, "Illegal state: " + std::string(why)}; }
 
@@ -42,6 +63,8 @@ ConsumerInstance::ConsumerInstance(Broker& broker, RestClient client, std::strin
       turn_(broker.io(), Clock::time_point::max()),
       joined_(broker.io()),
       beat_(broker.io()) {}
+
+ConsumerInstance::~ConsumerInstance() = default;
 
 awaitable<void> ConsumerInstance::lock() {
   // turn_ never expires: unlock() cancels it to wake every waiter, and
@@ -71,6 +94,7 @@ awaitable<std::optional<RestError>> ConsumerInstance::subscribe(std::vector<std:
     co_await unsubscribe();
     co_return std::nullopt;
   }
+  if (mode_ != Mode::topics || topics != topics_) ++subscription_epoch_;
   mode_ = Mode::topics;
   topics_ = std::move(topics);
   if (topics_ != joined_topics_ || !member_.is_member()) needs_join_ = true;
@@ -79,19 +103,24 @@ awaitable<std::optional<RestError>> ConsumerInstance::subscribe(std::vector<std:
 
 awaitable<std::optional<RestError>> ConsumerInstance::subscribe_pattern(const std::string& pattern) {
   if (mode_ == Mode::assigned) co_return illegal_state("Subscription to topics, partitions and pattern are mutually exclusive");
-  try {
-    pattern_ = std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    co_return RestError{42204, "Invalid consumer configuration: topic_pattern: " + std::string(e.what())};
-  }
+  if (pattern.size() > kMaxPattern)
+    co_return RestError{42204, "Invalid consumer configuration: topic_pattern is longer than " +
+                                   std::to_string(kMaxPattern) + " characters"};
+  RE2::Options options;
+  options.set_log_errors(false);
+  auto compiled = std::make_unique<RE2>(pattern, options);
+  if (!compiled->ok())
+    co_return RestError{42204, "Invalid consumer configuration: topic_pattern: " + compiled->error()};
+  pattern_ = std::move(compiled);
+  ++subscription_epoch_;
   mode_ = Mode::pattern;
   pattern_text_ = pattern;
   needs_join_ = true;
-  last_pattern_check_ = Clock::now();
   co_return std::nullopt;
 }
 
 awaitable<void> ConsumerInstance::unsubscribe() {
+  ++subscription_epoch_;
   if (mode_ == Mode::topics || mode_ == Mode::pattern) {
     co_await auto_commit_if_due(true);
     co_await member_.leave();
@@ -240,64 +269,84 @@ awaitable<std::optional<RestError>> ConsumerInstance::fill_positions() {
       reset, config_.auto_offset_reset == ConsumerInstanceConfig::Reset::earliest ? -2 : -1);
 }
 
-awaitable<std::vector<std::string>> ConsumerInstance::matching_topics() {
-  p::MetadataRequest req;  // topics null: every topic the client may describe
+awaitable<std::map<std::string, int32_t>> ConsumerInstance::subscribed_topics() {
+  p::MetadataRequest req;
+  req.topics.reset();  // a pattern's: null, every topic the client may describe
+  if (mode_ == Mode::topics) {
+    req.topics = std::vector<p::MetadataRequest::MetadataRequestTopic>();
+    for (const auto& t : topics_) req.topics->emplace_back().name = t;
+  }
   req.allow_auto_topic_creation = false;
   auto resp = co_await call_broker<p::MetadataApi>(broker_, client_, broker_.node_id(), req, kMetadataVersion);
-  std::vector<std::string> out;
-  for (const auto& t : resp->topics)
-    if (t.error_code == 0 && t.name && !t.is_internal && std::regex_match(*t.name, pattern_)) out.push_back(*t.name);
-  std::sort(out.begin(), out.end());
+  std::map<std::string, int32_t> out;
+  for (const auto& t : resp->topics) {
+    if (t.error_code != 0 || !t.name || t.is_internal) continue;
+    // As Java's Pattern.matcher(topic).matches(): the whole name.
+    if (mode_ == Mode::pattern && (!pattern_ || !RE2::FullMatch(*t.name, *pattern_))) continue;
+    out[*t.name] = static_cast<int32_t>(t.partitions.size());
+  }
   co_return out;
 }
 
 awaitable<void> ConsumerInstance::run_join() {
   auto self = shared_from_this();  // the join outlives a poll that stopped waiting
   joining_ = true;
+  needs_join_ = false;  // before any wait: a subscribe meanwhile sets it again
   join_error_.reset();
-  // The positions handed out so far are committed before the partitions
-  // may move (the Java consumer's auto commit on revocation).
-  co_await auto_commit_if_due(true);
-  // (No co_await inside a conditional expression: GCC 12 miscompiles it.)
-  std::vector<std::string> topics = topics_;
-  if (mode_ == Mode::pattern) topics = co_await matching_topics();
-  needs_join_ = false;
-  auto result = co_await member_.join(topics);
-  joining_ = false;
-  if (closed_ || (mode_ != Mode::topics && mode_ != Mode::pattern)) {
-    // Deleted or unsubscribed while joining: out of the group again.
-    if (std::holds_alternative<protocol::Assignment>(result)) co_await member_.leave();
-    joined_.cancel();
-    co_return;
-  }
-  if (auto* e = std::get_if<ErrorCode>(&result)) {
-    join_error_ = *e == ErrorCode::group_authorization_failed ? from_kafka(*e, "") : kafka_error(*e, "JoinGroup");
-    needs_join_ = true;
-  } else {
-    joined_topics_ = topics;
-    std::vector<TopicPartition> partitions;
-    for (const auto& [topic, parts] : std::get<protocol::Assignment>(result))
-      for (int32_t p : parts) partitions.emplace_back(topic, p);
-    std::sort(partitions.begin(), partitions.end());
-    // Positions of partitions that stay are kept only if this member held
-    // them through the rebalance; others start from the committed offset.
-    positions_.clear();
-    consumed_.clear();
-    set_assignment(std::move(partitions));
-    if (!heartbeating_) {
-      heartbeating_ = true;
-      asio::co_spawn(broker_.io(), heartbeat_loop(), asio::detached);
+  const uint64_t epoch = subscription_epoch_;
+  try {
+    // The positions handed out so far are committed before the partitions
+    // may move (the Java consumer's auto commit on revocation).
+    co_await auto_commit_if_due(true);
+    std::map<std::string, int32_t> covered = co_await subscribed_topics();
+    std::vector<std::string> topics = topics_;
+    if (mode_ == Mode::pattern) {
+      topics.clear();
+      for (const auto& [name, count] : covered) topics.push_back(name);
     }
+    auto result = co_await member_.join(topics);
+    if (closed_ || (mode_ != Mode::topics && mode_ != Mode::pattern)) {
+      // Deleted or unsubscribed while joining (that left the group and
+      // ended the join); a join that completed first leaves now.
+      if (std::holds_alternative<protocol::Assignment>(result)) co_await member_.leave();
+    } else if (epoch != subscription_epoch_) {
+      needs_join_ = true;  // subscribed anew meanwhile: the next poll joins with it
+    } else if (auto* e = std::get_if<ErrorCode>(&result)) {
+      join_error_ = *e == ErrorCode::group_authorization_failed ? from_kafka(*e, "") : kafka_error(*e, "JoinGroup");
+      needs_join_ = true;
+    } else {
+      joined_topics_ = topics;
+      joined_counts_ = std::move(covered);
+      last_metadata_check_ = Clock::now();
+      std::vector<TopicPartition> partitions;
+      for (const auto& [topic, parts] : std::get<protocol::Assignment>(result))
+        for (int32_t p : parts) partitions.emplace_back(topic, p);
+      std::sort(partitions.begin(), partitions.end());
+      // The eager protocol revokes every partition: each assigned one
+      // starts again from its committed offset.
+      positions_.clear();
+      consumed_.clear();
+      set_assignment(std::move(partitions));
+      if (!heartbeating_) {
+        heartbeating_ = true;
+        asio::co_spawn(broker_.io(), heartbeat_loop(), asio::detached);
+      }
+    }
+  } catch (const std::exception& e) {
+    join_error_ = RestError{500, std::string("Internal Server Error: ") + e.what()};
+    needs_join_ = true;
   }
+  joining_ = false;
   joined_.cancel();
 }
 
 awaitable<std::optional<RestError>> ConsumerInstance::ensure_member(Clock::time_point deadline) {
   if (mode_ != Mode::topics && mode_ != Mode::pattern) co_return std::nullopt;
-  if (mode_ == Mode::pattern && Clock::now() - last_pattern_check_ >= kPatternRecheck && !joining_) {
-    last_pattern_check_ = Clock::now();
-    const std::vector<std::string> matched = co_await matching_topics();
-    if (matched != joined_topics_) needs_join_ = true;
+  if (member_.is_member() && !joining_ && !needs_join_ && Clock::now() - last_metadata_check_ >= kMetadataRecheck) {
+    last_metadata_check_ = Clock::now();
+    const uint64_t epoch = subscription_epoch_;
+    const std::map<std::string, int32_t> covered = co_await subscribed_topics();
+    if (epoch == subscription_epoch_ && covered != joined_counts_) needs_join_ = true;
   }
   if ((needs_join_ || !member_.is_member()) && !joining_) asio::co_spawn(broker_.io(), run_join(), asio::detached);
   while (joining_ && Clock::now() < deadline) {
@@ -319,8 +368,9 @@ awaitable<void> ConsumerInstance::heartbeat_loop() {
     if (joining_ || !member_.is_member()) continue;
     const ErrorCode e = co_await member_.heartbeat();
     // The group is rebalancing, or this member is out of it: the next
-    // poll joins again, as the Java consumer's does.
-    if (e != ErrorCode::none) needs_join_ = true;
+    // poll joins again, as the Java consumer's does. (A coordinator that
+    // moved is found again by the next heartbeat.)
+    if (!joining_ && needs_rejoin(e)) needs_join_ = true;
   }
 }
 
@@ -332,14 +382,14 @@ awaitable<std::variant<std::vector<ConsumedRestRecord>, RestError>> ConsumerInst
   co_await auto_commit_if_due(false);
   std::vector<ConsumedRestRecord> records;
   int64_t bytes = 0;
-  while (!closed_ && Clock::now() < deadline) {
+  // At least one round, even with a timeout of 0.
+  for (bool first = true; !closed_ && (first || Clock::now() < deadline); first = false) {
     if (joining_ || needs_join_) break;  // the next poll rejoins
     if (auto e = co_await fill_positions()) co_return *e;
     std::map<TopicPartition, int64_t> fetch;
     for (const auto& tp : assignment_) fetch[tp] = positions_.at(tp);
     if (fetch.empty()) {
-      joined_.expires_at(std::min<Clock::time_point>(deadline, Clock::now() + kIdleRound));
-      co_await joined_.async_wait(as_tuple_awaitable);
+      co_await pause_until(std::min<Clock::time_point>(deadline, Clock::now() + kIdleRound));
       continue;
     }
     FetchLimits limits;
@@ -349,14 +399,40 @@ awaitable<std::variant<std::vector<ConsumedRestRecord>, RestError>> ConsumerInst
     limits.first_goes = records.empty();
     FetchRound round = co_await fetch_round(broker_, client_, fetch, limits);
     if (round.error) co_return *round.error;
+    // A json-format instance hands out nothing from a record on that is not
+    // JSON: its partition stays there (REST Proxy's read fails on it).
+    std::optional<RestError> not_json;
+    if (config_.format == EmbeddedFormat::json) {
+      std::set<TopicPartition> stopped;
+      std::vector<ConsumedRestRecord> kept;
+      for (auto& r : round.records) {
+        const TopicPartition tp{r.topic, r.partition};
+        if (stopped.count(tp)) continue;
+        if (!is_json(r.key) || !is_json(r.value)) {
+          stopped.insert(tp);
+          fetch[tp] = r.offset;
+          if (!not_json)
+            not_json = RestError{50002, "Kafka error: the record at offset " + std::to_string(r.offset) + " of " +
+                                            r.topic + "-" + std::to_string(r.partition) + " is not JSON"};
+          continue;
+        }
+        kept.push_back(std::move(r));
+      }
+      round.records = std::move(kept);
+    }
     // Positions move only where the partition is still assigned (a
     // rebalance may have come meanwhile).
     for (const auto& [tp, offset] : fetch)
       if (positions_.count(tp)) positions_[tp] = offset;
+    const bool got_any = !round.records.empty();
     for (auto& r : round.records) {
       consumed_[{r.topic, r.partition}] = r.offset + 1;
       bytes += (r.key ? static_cast<int64_t>(r.key->size()) : 0) + (r.value ? static_cast<int64_t>(r.value->size()) : 0);
       records.push_back(std::move(r));
+    }
+    if (not_json) {
+      if (records.empty()) co_return *not_json;
+      break;
     }
     if (!round.out_of_range.empty()) {
       if (config_.auto_offset_reset == ConsumerInstanceConfig::Reset::none)
@@ -370,13 +446,17 @@ awaitable<std::variant<std::vector<ConsumedRestRecord>, RestError>> ConsumerInst
     }
     if (round.full) break;
     if (config_.fetch_min_bytes >= 0 && bytes > config_.fetch_min_bytes) break;
-    if (round.records.empty() && broker_.in_cluster()) {
-      // Partitions led elsewhere were asked without a wait: pause between rounds.
-      joined_.expires_at(std::min<Clock::time_point>(deadline, Clock::now() + kIdleRound));
-      co_await joined_.async_wait(as_tuple_awaitable);
-    }
+    // An empty round came back before its wait was over (a partition
+    // with an error answers at once, and in a cluster the partitions led
+    // elsewhere are asked without a wait): pause rather than spin.
+    if (!got_any) co_await pause_until(std::min<Clock::time_point>(deadline, Clock::now() + kIdleRound));
   }
   co_return records;
+}
+
+awaitable<void> ConsumerInstance::pause_until(Clock::time_point when) {
+  joined_.expires_at(when);
+  co_await joined_.async_wait(as_tuple_awaitable);
 }
 
 awaitable<void> ConsumerInstance::auto_commit_if_due(bool now) {
@@ -391,6 +471,7 @@ awaitable<void> ConsumerInstance::auto_commit_if_due(bool now) {
   } else {
     RLOG_INFO("REST consumer %s of group %s: auto commit failed: %s", name_.c_str(), group().c_str(),
               std::string(protocol::error_name(e)).c_str());
+    if (needs_rejoin(e) && mode_ != Mode::assigned) needs_join_ = true;
   }
 }
 
@@ -398,6 +479,7 @@ awaitable<std::variant<std::map<TopicPartition, int64_t>, RestError>> ConsumerIn
     std::optional<std::map<TopicPartition, int64_t>> offsets) {
   std::map<TopicPartition, int64_t> to_commit = offsets ? std::move(*offsets) : consumed_;
   const ErrorCode e = co_await member_.commit(to_commit);
+  if (needs_rejoin(e) && (mode_ == Mode::topics || mode_ == Mode::pattern)) needs_join_ = true;
   if (e == ErrorCode::group_authorization_failed || e == ErrorCode::topic_authorization_failed)
     co_return from_kafka(e, "");
   if (e != ErrorCode::none) co_return kafka_error(e, "OffsetCommit");
@@ -419,6 +501,7 @@ ConsumerInstance::committed(const std::vector<TopicPartition>& partitions) {
 awaitable<void> ConsumerInstance::close() {
   if (closed_) co_return;
   closed_ = true;
+  ++subscription_epoch_;
   beat_.cancel();
   joined_.cancel();
   if (mode_ == Mode::topics || mode_ == Mode::pattern) {

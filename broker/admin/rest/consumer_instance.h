@@ -14,7 +14,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,6 +21,10 @@
 #include "broker/admin/rest/consumer_group_member.h"
 #include "broker/admin/rest/rest_error.h"
 #include "broker/admin/rest/v2_records_json.h"
+
+namespace re2 {
+class RE2;
+}
 
 namespace runnel::broker::admin::rest {
 
@@ -51,6 +54,20 @@ class ConsumerInstance : public std::enable_shared_from_this<ConsumerInstance> {
  public:
   ConsumerInstance(Broker& broker, RestClient client, std::string group, std::string name,
                    ConsumerInstanceConfig config);
+  ~ConsumerInstance();
+
+  // The instance's turn for a scope (lock() awaited first), given back
+  // however the scope ends.
+  class Turn {
+   public:
+    explicit Turn(ConsumerInstance& c) : c_(c) {}
+    Turn(const Turn&) = delete;
+    Turn& operator=(const Turn&) = delete;
+    ~Turn() { c_.unlock(); }
+
+   private:
+    ConsumerInstance& c_;
+  };
 
   const std::string& group() const { return member_.group_id(); }
   const std::string& name() const { return name_; }
@@ -58,6 +75,8 @@ class ConsumerInstance : public std::enable_shared_from_this<ConsumerInstance> {
   std::chrono::steady_clock::time_point last_used() const { return last_used_; }
   bool closed() const { return closed_; }
   bool busy() const { return busy_; }
+  // Who created it: only that principal may use it.
+  const security::KafkaPrincipal& owner() const { return client_.principal; }
 
   // Every operation below takes the instance's turn: at most one runs.
   awaitable<void> lock();
@@ -104,8 +123,10 @@ class ConsumerInstance : public std::enable_shared_from_this<ConsumerInstance> {
   // current generation); nullopt once a member, else the error.
   awaitable<std::optional<RestError>> ensure_member(std::chrono::steady_clock::time_point deadline);
   awaitable<void> run_join();
-  // The topics a pattern subscription matches now (those the client may describe).
-  awaitable<std::vector<std::string>> matching_topics();
+  // The topics the subscription covers now and their partition counts: a
+  // pattern's matches among those the client may describe, or the listed
+  // topics that exist.
+  awaitable<std::map<std::string, int32_t>> subscribed_topics();
   void set_assignment(std::vector<TopicPartition> partitions);
   // Gives each assigned partition without a position one: the committed
   // offset, else auto.offset.reset's.
@@ -116,6 +137,7 @@ class ConsumerInstance : public std::enable_shared_from_this<ConsumerInstance> {
   awaitable<std::variant<std::map<TopicPartition, int64_t>, RestError>> list_offsets(
       const std::map<TopicPartition, int64_t>& timestamps);
   awaitable<void> auto_commit_if_due(bool now);
+  awaitable<void> pause_until(std::chrono::steady_clock::time_point when);
   void touch() { last_used_ = std::chrono::steady_clock::now(); }
 
   Broker& broker_;
@@ -126,8 +148,11 @@ class ConsumerInstance : public std::enable_shared_from_this<ConsumerInstance> {
   Mode mode_ = Mode::none;
   std::vector<std::string> topics_;
   std::string pattern_text_;
-  std::regex pattern_;
-  std::vector<std::string> joined_topics_;  // the subscription the last join sent
+  std::unique_ptr<re2::RE2> pattern_;
+  std::vector<std::string> joined_topics_;      // the subscription the last join sent
+  std::map<std::string, int32_t> joined_counts_;  // what it covered then: a change means rejoin
+  uint64_t subscription_epoch_ = 0;  // moves on every subscribe, unsubscribe and close
+  std::chrono::steady_clock::time_point last_metadata_check_;
   bool needs_join_ = false;
   bool joining_ = false;
   std::optional<RestError> join_error_;
@@ -135,7 +160,6 @@ class ConsumerInstance : public std::enable_shared_from_this<ConsumerInstance> {
   std::map<TopicPartition, int64_t> positions_;  // the next offset to fetch
   std::map<TopicPartition, int64_t> consumed_;   // handed out, not yet committed: next offset
   std::chrono::steady_clock::time_point last_commit_;
-  std::chrono::steady_clock::time_point last_pattern_check_;
   std::chrono::steady_clock::time_point last_used_;
   bool busy_ = false;
   bool closed_ = false;

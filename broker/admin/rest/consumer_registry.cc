@@ -56,8 +56,8 @@ awaitable<void> ConsumerRegistry::expire_loop() {
       RLOG_INFO("REST consumer %s of group %s expired after %lld ms unused", instance->name().c_str(),
                 instance->group().c_str(), static_cast<long long>(instance_timeout_.count()));
       co_await instance->lock();
+      ConsumerInstance::Turn turn(*instance);
       co_await instance->close();
-      instance->unlock();
     }
   }
 }
@@ -69,8 +69,8 @@ awaitable<void> ConsumerRegistry::stop() {
   instances_.clear();
   for (auto& [key, instance] : all) {
     co_await instance->lock();
+    ConsumerInstance::Turn turn(*instance);
     co_await instance->close();
-    instance->unlock();
   }
 }
 

@@ -14,6 +14,8 @@ namespace json = boost::json;
 
 namespace {
 
+constexpr int64_t kMaxRequestTimeoutMs = 300'000;
+
 RestError unprocessable(std::string why) { return {422, std::move(why)}; }
 RestError invalid_config(std::string why) { return {42204, "Invalid consumer configuration: " + std::move(why)}; }
 
@@ -116,7 +118,9 @@ std::variant<CreateConsumerRequest, RestError> parse_create_consumer(const json:
   }
   if (const json::value* v = field(*o, "consumer.request.timeout.ms")) {
     auto n = number_of(text_of(*v).value_or(""));
-    if (!n || *n < 0) return invalid_config("consumer.request.timeout.ms must be a number of milliseconds");
+    // At most 5 minutes: a read holds the instance, and its deletion waits.
+    if (!n || *n < 0 || *n > kMaxRequestTimeoutMs)
+      return invalid_config("consumer.request.timeout.ms must be between 0 and " + std::to_string(kMaxRequestTimeoutMs));
     out.config.request_timeout = std::chrono::milliseconds(*n);
   }
   return out;
@@ -172,7 +176,9 @@ std::variant<std::map<TopicPartition, int64_t>, RestError> parse_offsets(const j
     auto topic = eo ? topic_of(*eo) : std::nullopt;
     auto partition = eo ? partition_of(*eo) : std::nullopt;
     const json::value* offset = eo ? eo->if_contains("offset") : nullptr;
-    if (!topic || !partition || !offset || !offset->is_int64() || offset->get_int64() < 0)
+    // The commit is of offset + 1: INT64_MAX has no next.
+    if (!topic || !partition || !offset || !offset->is_int64() || offset->get_int64() < 0 ||
+        offset->get_int64() == INT64_MAX)
       return unprocessable("an offset names its topic, partition number and offset");
     out[{std::move(*topic), *partition}] = offset->get_int64();
   }
@@ -197,6 +203,7 @@ std::variant<SeekRequest, RestError> parse_seek(const json::value& body) {
       const json::value* ts = eo ? eo->if_contains("timestamp") : nullptr;
       std::optional<int64_t> ms;
       if (ts && ts->is_string()) ms = parse_instant(ts->get_string());
+      if (ms && *ms < 0) ms.reset();  // before 1970: ListOffsets' special timestamps
       if (!topic || !partition || !ms)
         return unprocessable("a timestamp names its topic, partition number and an ISO 8601 timestamp");
       out.timestamps[{std::move(*topic), *partition}] = *ms;

@@ -101,11 +101,14 @@ awaitable<bool> create(Exchange& ex, const std::string& group) {
 }
 
 awaitable<bool> remove(Exchange& ex, const std::string& group, const std::string& name) {
+  auto found = ex.service.consumers().find(group, name);
+  if (!found || found->owner() != ex.client.principal) co_return co_await send_error(ex, instance_not_found(), kV2Json);
   auto instance = ex.service.consumers().remove(group, name);
-  if (!instance) co_return co_await send_error(ex, instance_not_found(), kV2Json);
-  co_await instance->lock();
-  co_await instance->close();
-  instance->unlock();
+  {
+    co_await instance->lock();
+    ConsumerInstance::Turn turn(*instance);
+    co_await instance->close();
+  }
   co_return co_await no_content(ex);
 }
 
@@ -247,16 +250,15 @@ awaitable<bool> v2_consumers(Exchange& ex) {
   if (std::find(allowed->second.begin(), allowed->second.end(), method) == allowed->second.end())
     co_return co_await send_error(ex, errors::method_not_allowed(), kV2Json);
   auto instance = ex.service.consumers().find(p[1], p[3]);
-  if (!instance) co_return co_await send_error(ex, instance_not_found(), kV2Json);
-  co_await instance->lock();
-  // Deleted while this request waited its turn.
-  if (instance->closed()) {
-    instance->unlock();
+  // An instance is its creator's: another principal is told it does not
+  // exist (it would read and commit with the creator's rights).
+  if (!instance || instance->owner() != ex.client.principal)
     co_return co_await send_error(ex, instance_not_found(), kV2Json);
-  }
-  const bool keep = co_await on_instance(ex, *instance, action, method);
-  instance->unlock();
-  co_return keep;
+  co_await instance->lock();
+  ConsumerInstance::Turn turn(*instance);
+  // Deleted while this request waited its turn.
+  if (instance->closed()) co_return co_await send_error(ex, instance_not_found(), kV2Json);
+  co_return co_await on_instance(ex, *instance, action, method);
 }
 
 }  // namespace runnel::broker::admin::rest
