@@ -372,6 +372,8 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated scenario ids (debugging): only these are "
                     "recorded; drivers that read $MATRIX_ONLY run only these")
     args = ap.parse_args()
+    # The runnel-cli row drives the `runnel` binary itself, whichever broker runs.
+    os.environ["MATRIX_RUNNEL"] = os.path.abspath(args.runnel)
     if args.security and args.cluster:
         ap.error("--security runs on one broker: not with --cluster")
 

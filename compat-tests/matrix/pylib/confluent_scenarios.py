@@ -15,7 +15,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, To
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewPartitions, NewTopic
 
 import librdkafka_security
-from matrix_driver import SECURITY_COLUMNS, Unsupported, log, wait_until
+from matrix_driver import SECURITY_COLUMNS, Unsupported, feed_through_failover, log, wait_until
 
 N = 100
 
@@ -649,25 +649,9 @@ def leader_failover(ctx):
             m = c.poll(0)
 
     try:
-        deadline = time.monotonic() + 20
-        while len(acked) < FAILOVER_BEFORE:
-            assert time.monotonic() < deadline, "%d of %d acknowledged before the kill" % (len(acked), FAILOVER_BEFORE)
-            step()
-        ctx.kill_leader(topic, 0)
-        killed_at, new, checked = time.monotonic(), None, 0.0
-        acked_at_change = None
-        while acked_at_change is None or len(acked) < acked_at_change + FAILOVER_AFTER:
-            assert time.monotonic() < killed_at + 60, "60 s after the kill: new leader %s, %d acknowledged, " \
-                "errors %s" % (new, len(acked), errors[:3])
-            step()
-            if new is None and time.monotonic() - checked > 0.25:
-                checked = time.monotonic()
-                try:
-                    leader = leader_of(ctx, topic)
-                    if leader not in (old, -1):
-                        new, acked_at_change = leader, len(acked)
-                except Exception:  # the metadata request went to the dead broker: ask again
-                    pass
+        new = feed_through_failover(ctx, topic, step, lambda: len(acked), lambda: leader_of(ctx, topic), old,
+                                    FAILOVER_BEFORE, FAILOVER_AFTER, "acknowledged",
+                                    errors=lambda: ", errors %s" % errors[:3], every=0.25)
         left = p.flush(60)
         assert left == 0, "%d records not delivered 60 s after the last send" % left
         deadline = time.monotonic() + 30

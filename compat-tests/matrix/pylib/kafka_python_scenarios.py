@@ -10,7 +10,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions, NewTopic
 from kafka.structs import OffsetAndMetadata
 
-from matrix_driver import SECURITY_COLUMNS, wait_until
+from matrix_driver import SECURITY_COLUMNS, feed_through_failover, wait_until
 
 N = 100
 # kafka-python's 2 s default for probing the broker's version is short for
@@ -643,24 +643,9 @@ def leader_failover(ctx):
             for recs in c.poll(timeout_ms=5).values():
                 consumed.extend(recs)
 
-        deadline = time.monotonic() + 20
-        while len(acked) < FAILOVER_BEFORE:
-            assert time.monotonic() < deadline, "%d of %d acknowledged before the kill" % (len(acked), FAILOVER_BEFORE)
-            step()
-        ctx.kill_leader(topic, 0)
-        killed, new, at_change, checked = time.monotonic(), None, None, 0.0
-        while at_change is None or len(acked) < at_change + FAILOVER_AFTER:
-            assert time.monotonic() < killed + 60, "60 s after the kill: new leader %s, %d acknowledged, errors %s" % (
-                new, len(acked), errors[:3])
-            step()
-            if new is None and time.monotonic() - checked > 0.25:
-                checked = time.monotonic()
-                try:
-                    leader = partition0(a, topic)[0]
-                    if leader not in (old, -1):
-                        new, at_change = leader, len(acked)
-                except Exception:  # the request went to the dead broker: ask again
-                    pass
+        new = feed_through_failover(ctx, topic, step, lambda: len(acked), lambda: partition0(a, topic)[0], old,
+                                    FAILOVER_BEFORE, FAILOVER_AFTER, "acknowledged",
+                                    errors=lambda: ", errors %s" % errors[:3], every=0.25)
         p.flush(60)
         deadline = time.monotonic() + 30
         while len(consumed) < len(sent) and time.monotonic() < deadline:

@@ -19,7 +19,7 @@ import time
 import zlib
 
 import librdkafka_security
-from matrix_driver import SECURITY_COLUMNS, Unsupported, log, wait_until
+from matrix_driver import SECURITY_COLUMNS, Unsupported, feed_through_failover, log, wait_until
 
 N = 100
 NO_ADMIN = "kcat has no admin API (it cannot %s)"
@@ -444,23 +444,8 @@ def leader_failover(ctx):
         return len(cons.snapshot()[0])
 
     try:
-        deadline = time.monotonic() + 20
-        while consumed() < FAILOVER_BEFORE:
-            assert time.monotonic() < deadline, "%d of %d consumed before the kill" % (consumed(), FAILOVER_BEFORE)
-            step()
-        ctx.kill_leader(topic, 0)
-        killed, new, at_change, checked = time.monotonic(), None, None, 0.0
-        while at_change is None or consumed() < at_change + FAILOVER_AFTER:
-            assert time.monotonic() < killed + 60, "60 s after the kill: new leader %s, %d consumed" % (new, consumed())
-            step()
-            if new is None and time.monotonic() - checked > 0.5:
-                checked = time.monotonic()
-                try:
-                    leader = leader_and_isr(ctx, topic)[0]
-                    if leader not in (old, -1):
-                        new, at_change = leader, consumed()
-                except Exception:  # asked the dead broker, or no leader yet: ask again
-                    pass
+        new = feed_through_failover(ctx, topic, step, consumed, lambda: leader_and_isr(ctx, topic)[0], old,
+                                    FAILOVER_BEFORE, FAILOVER_AFTER, "consumed")
         prod.stdin.close()
         rc = prod.wait(90)
         wait_until("kcat -C to read all %d records" % len(sent), lambda: consumed() >= len(sent), timeout=30)

@@ -98,6 +98,35 @@ class Context:
                           "partition": partition}), flush=True)
 
 
+def feed_through_failover(ctx, topic, step, progress, leader, old, before, after, what, errors=lambda: "",
+                          every=0.5):
+    """The leader_failover scenarios' common course: step() (send a record,
+    take what came) until progress() counts `before`, then ask the harness
+    to kill topic-0's leader, and step on until leader() names another
+    broker (asked every `every` s; a failing ask is asked again) and
+    progress() grew `after` since. Returns the new leader. `what` names
+    progress in the failures, `errors()` adds the client's errors."""
+    deadline = time.monotonic() + 20
+    while progress() < before:
+        assert time.monotonic() < deadline, "%d of %d %s before the kill" % (progress(), before, what)
+        step()
+    ctx.kill_leader(topic, 0)
+    killed, new, at_change, checked = time.monotonic(), None, None, 0.0
+    while at_change is None or progress() < at_change + after:
+        assert time.monotonic() < killed + 60, "60 s after the kill: new leader %s, %d %s%s" % (
+            new, progress(), what, errors())
+        step()
+        if new is None and time.monotonic() - checked > every:
+            checked = time.monotonic()
+            try:
+                now = leader()
+                if now not in (old, -1):
+                    new, at_change = now, progress()
+            except Exception:  # asked the dead broker, or no leader yet: ask again
+                pass
+    return new
+
+
 NEEDS_CLUSTER = Unsupported("needs a cluster: the harness runs it with run_matrix.py --cluster")
 
 
