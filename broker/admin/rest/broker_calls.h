@@ -18,6 +18,16 @@
 
 namespace runnel::broker::admin::rest {
 
+// In a cluster, the broker that leads topic-partition when it is another
+// one, as this broker's metadata says: where a request this broker's
+// handler answered NOT_LEADER_OR_FOLLOWER goes instead.
+inline std::optional<int32_t> leader_elsewhere(Broker& broker, const std::string& topic, int32_t partition) {
+  if (!broker.in_cluster()) return std::nullopt;
+  const cluster::PartitionRegistration* reg = broker.metadata_cache()->partition(topic, PartitionId(partition));
+  if (!reg || !reg->has_leader() || reg->leader == NodeId(broker.node_id())) return std::nullopt;
+  return reg->leader.value();
+}
+
 // The answer of `node` (this broker or another) to `req` at `version`;
 // nullopt when another broker could not be reached.
 template <typename Api>

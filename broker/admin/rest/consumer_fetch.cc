@@ -140,14 +140,8 @@ awaitable<FetchRound> fetch_round(Broker& broker, const RestClient& client,
   // answer. The local fetch does not wait for data then, as the others'
   // answers would wait behind it.
   std::map<int32_t, std::vector<TopicPartition>> remote;
-  if (broker.in_cluster()) {
-    const auto image = broker.metadata_cache().image();
-    for (const auto& tp : all) {
-      const cluster::PartitionRegistration* reg = image->partition(tp.first, PartitionId(tp.second));
-      if (reg && reg->has_leader() && reg->leader != NodeId(broker.node_id()))
-        remote[reg->leader.value()].push_back(tp);
-    }
-  }
+  for (const auto& tp : all)
+    if (auto leader = leader_elsewhere(broker, tp.first, tp.second)) remote[*leader].push_back(tp);
   FetchLimits local_limits = limits;
   local_limits.max_wait = std::min(limits.max_wait, std::chrono::milliseconds(kMaxWaitMs));
   if (!remote.empty()) local_limits.max_wait = std::chrono::milliseconds(0);

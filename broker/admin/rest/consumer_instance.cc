@@ -197,11 +197,9 @@ awaitable<std::variant<std::map<TopicPartition, int64_t>, RestError>> ConsumerIn
       for (const auto& part : t.partitions) {
         const TopicPartition tp{t.name, part.partition_index};
         const auto e = static_cast<ErrorCode>(part.error_code);
-        if (e == ErrorCode::not_leader_or_follower && forward && broker_.in_cluster()) {
-          const cluster::PartitionRegistration* reg =
-              broker_.metadata_cache()->partition(tp.first, PartitionId(tp.second));
-          if (reg && reg->has_leader() && reg->leader != NodeId(broker_.node_id())) {
-            elsewhere[reg->leader.value()].emplace_back(tp, timestamps.at(tp));
+        if (e == ErrorCode::not_leader_or_follower && forward) {
+          if (auto leader = leader_elsewhere(broker_, tp.first, tp.second)) {
+            elsewhere[*leader].emplace_back(tp, timestamps.at(tp));
             continue;
           }
         }

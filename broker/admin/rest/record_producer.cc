@@ -3,6 +3,7 @@
 #include <map>
 
 #include "base/clock.h"
+#include "broker/admin/rest/broker_calls.h"
 #include "broker/broker.h"
 #include "broker/handlers/handlers.h"
 #include "broker/inter_broker_channel.h"
@@ -49,13 +50,12 @@ RecordOutcome failed(const RestError& e, bool is_retriable = false) {
 awaitable<void> forward_to_leaders(Broker& broker, const p::ProduceRequest& req, p::ProduceResponse& resp) {
   const auto& topic_data = req.topic_data.front();
   auto& answers = resp.responses.front().partition_responses;
-  const auto image = broker.metadata_cache().image();
   std::map<NodeId, p::ProduceRequest> by_leader;
   for (const auto& pr : answers) {
     if (static_cast<ErrorCode>(pr.error_code) != ErrorCode::not_leader_or_follower) continue;
-    const cluster::PartitionRegistration* reg = image->partition(topic_data.name, PartitionId(pr.index));
-    if (!reg || !reg->has_leader() || reg->leader == NodeId(broker.node_id())) continue;
-    auto [it, fresh] = by_leader.try_emplace(reg->leader);
+    const std::optional<int32_t> leader = leader_elsewhere(broker, topic_data.name, pr.index);
+    if (!leader) continue;
+    auto [it, fresh] = by_leader.try_emplace(NodeId(*leader));
     p::ProduceRequest& fwd = it->second;
     if (fresh) {
       fwd.acks = req.acks;
