@@ -37,21 +37,16 @@ p::FetchRequest request_for(const std::map<TopicPartition, int64_t>& positions,
   return req;
 }
 
-// The records' bytes: in memory (a forwarded answer) or read from the
-// segment file the local handler would have sent with sendfile.
-std::optional<protocol::Bytes> bytes_of(const protocol::Records& records) {
-  protocol::Bytes out;
-  if (records.is_file()) {
-    const auto& region = records.region();
-    out.resize(static_cast<size_t>(region.length));
-    auto n = storage::pread_full(region.fd, out.data(), out.size(), region.offset);
-    if (!n) return std::nullopt;
-    out.resize(*n);
-  } else if (!records.is_null()) {
-    const auto v = records.bytes();
-    out.assign(v.begin(), v.end());
-  }
-  return out;
+// The records' bytes: a forwarded answer's in memory, as they are; the
+// segment file region the local handler would have sent with sendfile,
+// read into `storage`. nullopt when the read fails.
+std::optional<protocol::ByteView> bytes_of(const protocol::Records& records, protocol::Bytes& storage) {
+  if (!records.is_file()) return records.bytes();  // empty when null
+  const auto& region = records.region();
+  storage.resize(static_cast<size_t>(region.length));
+  auto n = storage::pread_full(region.fd, storage.data(), storage.size(), region.offset);
+  if (!n) return std::nullopt;
+  return protocol::ByteView(storage.data(), *n);
 }
 
 struct Decoder {
@@ -74,10 +69,11 @@ struct Decoder {
       return;
     }
     if (error != ErrorCode::none || round.full) return;  // retriable: the next round tries again
-    auto bytes = bytes_of(pd.records);
+    protocol::Bytes storage;
+    const std::optional<protocol::ByteView> bytes = bytes_of(pd.records, storage);
     if (!bytes) return;
     int64_t& position = at->second;
-    protocol::records::BatchIterator it(protocol::ByteView(bytes->data(), bytes->size()));
+    protocol::records::BatchIterator it(*bytes);
     while (auto batch = it.next()) {
       const auto& h = batch->header;
       if (h.last_offset() < position) continue;
