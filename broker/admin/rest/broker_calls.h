@@ -46,18 +46,4 @@ awaitable<std::optional<typename Api::Response>> call_broker(Broker& broker, con
   co_return std::move(*answer);
 }
 
-// The local handler's answer to `req`; in a cluster, when `misdirected`
-// says this broker is not the one to answer it, the answer of `node()`
-// instead (nullopt when that broker cannot be reached or none is known).
-template <typename Api, typename Misdirected, typename Node>
-awaitable<std::optional<typename Api::Response>> call_local_or(Broker& broker, const RestClient& client,
-                                                               typename Api::Request req, int16_t version,
-                                                               Misdirected misdirected, Node node) {
-  auto local = co_await call_broker<Api>(broker, client, broker.node_id(), req, version);
-  if (!broker.in_cluster() || !misdirected(*local)) co_return local;
-  const std::optional<int32_t> there = node();
-  if (!there || *there == broker.node_id()) co_return local;
-  co_return co_await call_broker<Api>(broker, client, *there, std::move(req), version);
-}
-
 }  // namespace runnel::broker::admin::rest

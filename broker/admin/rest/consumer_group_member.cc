@@ -91,9 +91,10 @@ awaitable<std::optional<typename Api::Response>> ConsumerGroupMember::at_coordin
                                                                                      int16_t version) {
   auto found = co_await coordinator();
   if (std::holds_alternative<ErrorCode>(found)) co_return std::nullopt;
-  const std::optional<int32_t> node = std::get<int32_t>(found);
-  auto r = co_await call_local_or<Api>(broker_, client_, req, version,
-                                       &misdirected<typename Api::Response>, [node]() { return node; });
+  const int32_t node = std::get<int32_t>(found);
+  auto r = co_await call_broker<Api>(broker_, client_, broker_.node_id(), req, version);
+  if (broker_.in_cluster() && node != broker_.node_id() && misdirected(*r))
+    r = co_await call_broker<Api>(broker_, client_, node, req, version);
   if (!r) coordinator_.reset();
   co_return r;
 }
