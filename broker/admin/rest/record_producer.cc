@@ -5,7 +5,6 @@
 #include "base/clock.h"
 #include "broker/admin/rest/broker_calls.h"
 #include "broker/broker.h"
-#include "broker/handlers/handlers.h"
 #include "broker/inter_broker_channel.h"
 #include "broker/logging.h"
 #include "protocol/records/batch_builder.h"
@@ -24,14 +23,6 @@ constexpr int32_t kProduceTimeoutMs = 30'000;  // the Java producer's request.ti
 // asked about again before the answer stands.
 constexpr auto kCreationWait = std::chrono::seconds(10);
 constexpr auto kCreationPoll = std::chrono::milliseconds(50);
-
-protocol::RequestHeader header(int16_t api_key, int16_t version) {
-  protocol::RequestHeader h;
-  h.api_key = api_key;
-  h.api_version = version;
-  h.client_id = "runnel-rest";
-  return h;
-}
 
 RecordOutcome failed(const RestError& e, bool is_retriable = false) {
   RecordOutcome o;
@@ -83,16 +74,16 @@ awaitable<void> forward_to_leaders(Broker& broker, const p::ProduceRequest& req,
 
 awaitable<std::variant<int32_t, RestError>> RecordProducer::partitions_of(const RestClient& client,
                                                                           const std::string& topic) {
-  const protocol::RequestHeader h = header(3, kMetadataVersion);
   const auto deadline = std::chrono::steady_clock::now() + kCreationWait;
   asio::steady_timer timer(broker_.io());
   for (;;) {
-    RequestContext ctx{broker_, h, client.host, "REST", client.principal};
     p::MetadataRequest req;
     req.topics = std::vector<p::MetadataRequest::MetadataRequestTopic>(1);
     req.topics->front().name = topic;
     req.allow_auto_topic_creation = true;
-    p::MetadataResponse resp = co_await handle<p::MetadataApi>(ctx, req);
+    // This broker's own handler: it always answers.
+    auto answer = co_await call_broker<p::MetadataApi>(broker_, client, broker_.node_id(), req, kMetadataVersion);
+    const p::MetadataResponse& resp = *answer;
     if (resp.topics.empty()) co_return RestError{50002, "Kafka error: no metadata for the topic"};
     const auto& t = resp.topics.front();
     const auto error = static_cast<ErrorCode>(t.error_code);
@@ -175,9 +166,8 @@ awaitable<std::vector<RecordOutcome>> RecordProducer::produce(const RestClient& 
     pd.records = protocol::Records::view(protocol::ByteView(bytes->data(), bytes->size()), bytes);
   }
 
-  const protocol::RequestHeader h = header(0, kProduceVersion);
-  RequestContext ctx{broker_, h, client.host, "REST", client.principal};
-  p::ProduceResponse resp = co_await handle<p::ProduceApi>(ctx, req);
+  auto answer = co_await call_broker<p::ProduceApi>(broker_, client, broker_.node_id(), req, kProduceVersion);
+  p::ProduceResponse& resp = *answer;
   if (broker_.in_cluster() && broker_.inter_broker() && !resp.responses.empty())
     co_await forward_to_leaders(broker_, req, resp);
   for (const auto& tr : resp.responses) {
