@@ -138,18 +138,24 @@ Result<std::optional<TimestampAndOffset>> Log::offset_for_timestamp(int64_t time
     return Found(TimestampAndOffset{kNoTimestamp, log_end_offset_, epochs_.latest_epoch().value_or(-1)});
   if (timestamp == kMaxTimestamp) {
     Segment* best = nullptr;
-    for (auto& s : segments_) {
-      if (auto ec = s->ensure_indexes()) return ec;
+    for (auto& s : segments_)
       if (!best || s->max_timestamp_so_far().timestamp > best->max_timestamp_so_far().timestamp) best = s.get();
-    }
     return best->find_max_timestamp();
   }
   if (timestamp < 0) return Found();
-  for (auto& s : segments_) {
-    if (auto ec = s->ensure_indexes()) return ec;
+  // Segments before the one that qualifies are not opened: their largest
+  // timestamps are known without their files (Segment::largest_timestamp).
+  for (auto& s : segments_)
     if (s->largest_timestamp() >= timestamp) return s->find_offset_by_timestamp(timestamp, log_start_offset_);
-  }
   return Found();
+}
+
+int Log::close_idle_segments() {
+  std::lock_guard lock(mu_);
+  if (closed_) return 0;
+  int released = 0;
+  for (size_t i = 0; i + 1 < segments_.size(); ++i) released += segments_[i]->release_if_idle() ? 1 : 0;
+  return released;
 }
 
 std::error_code Log::sync() {
@@ -283,6 +289,10 @@ int64_t Log::size_bytes() const {
 size_t Log::segment_count() const {
   std::lock_guard lock(mu_);
   return segments_.size();
+}
+size_t Log::open_segment_count() const {
+  std::lock_guard lock(mu_);
+  return static_cast<size_t>(std::count_if(segments_.begin(), segments_.end(), [](const auto& s) { return s->files_open(); }));
 }
 std::vector<int64_t> Log::segment_base_offsets() const {
   std::lock_guard lock(mu_);

@@ -173,6 +173,9 @@ class Log {
   // active segment. Also removes files whose file.delete.delay.ms passed.
   // Returns the number of segments deleted.
   Result<int> delete_old_segments();
+  // Closes the files of inactive segments not used since the last call
+  // (Segment::release_if_idle); returns how many segments it closed.
+  int close_idle_segments();
   // DeleteRecords: advances the log start offset to `offset` (-1: the high
   // watermark) and deletes segments wholly below it. Returns the new log
   // start offset; offset_out_of_range above the high watermark.
@@ -263,6 +266,8 @@ class Log {
   ActiveProducers& active_producers() { return active_producers_; }
   int64_t size_bytes() const;
   size_t segment_count() const;
+  // Segments whose files are open (the active one always is).
+  size_t open_segment_count() const;
   std::vector<int64_t> segment_base_offsets() const;
   LogConfig config() const;
   const fs::path& dir() const { return dir_; }

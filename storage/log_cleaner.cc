@@ -193,6 +193,7 @@ struct SegmentSnapshot {
   int64_t base_offset = 0;
   int64_t size = 0;
   int64_t limit = 0;  // the next segment's base: every offset here is below it
+  uint64_t segment_id = 0;  // Segment::id(): the same segment object
   std::shared_ptr<FileHandle> file;
   std::vector<AbortedTxn> aborted_txns;  // its .txnindex
 };
@@ -439,9 +440,12 @@ Result<CleanResult> Log::clean(int64_t t, const CleanerOptions& options, bool fo
     if (!info) return info.error();
     if (!(info->due || (force && info->cleanable_bytes > 0))) return result;
     first_dirty = info->first_dirty_offset, uncleanable = info->first_uncleanable_offset;
-    for (size_t i = 0; i + 1 < segments_.size(); ++i)
+    for (size_t i = 0; i + 1 < segments_.size(); ++i) {
+      // The pass reads them through the descriptors held here.
+      if (auto ec = segments_[i]->open_files()) return ec;
       snapshot.push_back({segments_[i]->base_offset(), segments_[i]->size(), segments_[i + 1]->base_offset(),
-                          segments_[i]->log_file(), segments_[i]->txn_index().all()});
+                          segments_[i]->id(), segments_[i]->log_file(), segments_[i]->txn_index().all()});
+    }
     config = config_;
     log_start = log_start_offset_;
     cleaning_ = true;
@@ -538,12 +542,12 @@ std::optional<size_t> Log::find_unchanged(const std::vector<SegmentSnapshot>& sn
                                           int64_t log_start) const {
   if (log_start_offset_ != log_start || from >= to) return std::nullopt;
   auto first = std::find_if(segments_.begin(), segments_.end(),
-                            [&](const auto& s) { return s->log_file() == snapshot[from].file; });
+                            [&](const auto& s) { return s->id() == snapshot[from].segment_id; });
   auto at = first;
   // An aborted txn appended meanwhile (a follower's marker in a segment it
   // rolled past) would be missing from the output's .txnindex.
   for (size_t i = from; i < to; ++i, ++at)
-    if (at == segments_.end() || (*at)->log_file() != snapshot[i].file || (*at)->size() != snapshot[i].size ||
+    if (at == segments_.end() || (*at)->id() != snapshot[i].segment_id || (*at)->size() != snapshot[i].size ||
         (*at)->txn_index().all().size() != snapshot[i].aborted_txns.size())
       return std::nullopt;
   // The segment after them is still there, so their offset range is as it was.

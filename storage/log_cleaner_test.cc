@@ -751,3 +751,20 @@ TEST_CASE("an active producer's last batch stays, emptied, and so does its last 
   REQUIRE(offsets(dump(*f.log)) == std::vector<int64_t>{1, 4, 5, 6, 7, 8, 9, 10});
   REQUIRE(f.leftovers().empty());
 }
+
+TEST_CASE("compaction reads segments whose files a restart or an idle pass left closed", "[storage][cleaner]") {
+  Fixture f;
+  standard_log(f);
+  REQUIRE_FALSE(f.log->close());
+  f.open(compact_config());
+  REQUIRE(f.log->open_segment_count() == 1);
+  auto r = f.log->clean(f.clock.now());
+  REQUIRE(r);
+  REQUIRE(r->cleaned);
+  REQUIRE(dump(*f.log) == kStandardCompacted);
+  // The output closes when idle too, and reads the same opened again.
+  REQUIRE(f.log->close_idle_segments() == 0);
+  REQUIRE(f.log->close_idle_segments() == 1);
+  REQUIRE(f.log->open_segment_count() == 1);
+  REQUIRE(dump(*f.log) == kStandardCompacted);
+}

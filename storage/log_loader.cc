@@ -113,7 +113,8 @@ std::error_code Log::load(const LogOptions& options) {
   // 2. Segments.
   int64_t t = now();
   for (int64_t base : bases) {
-    auto seg = Segment::open_existing(dir_, base, config_, t);
+    // Only the active segment's files are opened now; the others' when used.
+    auto seg = Segment::open_existing(dir_, base, config_, t, /*lazy=*/base != bases.back());
     if (!seg) return seg.error();
     segments_.push_back(std::move(*seg));
   }

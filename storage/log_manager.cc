@@ -319,6 +319,9 @@ Result<int> LogManager::run_retention() {
     auto n = log->delete_old_segments();
     if (n) deleted += *n;
     else if (n.error() != StorageErrc::closed && !first) first = n.error();
+    // After retention looked at them: a segment it read stays open one
+    // more pass, one untouched for a whole pass is closed.
+    log->close_idle_segments();
   }
   if (first) return first;
   return deleted;

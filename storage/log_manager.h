@@ -134,7 +134,8 @@ class LogManager {
   // listed in `unknown` when given; returns the first error.
   std::error_code remove(std::span<const TopicPartition> tps, std::vector<TopicPartition>* unknown = nullptr);
 
-  // One retention pass over every log; returns the segments deleted.
+  // One retention pass over every log; returns the segments deleted. It
+  // also closes the files of segments idle since the previous pass.
   Result<int> run_retention();
   // One bounded compaction pass over the filthiest compacted log that is due.
   Result<CleanResult> run_cleaner(int64_t now_ms);

@@ -9,13 +9,6 @@ using namespace runnel::storage::testing;
 
 namespace {
 
-LogConfig small_segments() {
-  LogConfig c;
-  c.segment_bytes = 2048;
-  c.index_interval_bytes = 256;
-  return c;
-}
-
 std::unique_ptr<Log> open_log(const fs::path& dir, const LogConfig& c, const FakeClock& clock, bool clean = true,
                               int64_t recovery_point = 0) {
   LogOptions o;
@@ -32,7 +25,7 @@ std::unique_ptr<Log> open_log(const fs::path& dir, const LogConfig& c, const Fak
 TEST_CASE("append assigns offsets, reads return whole batches across several segments", "[storage]") {
   TempDir tmp;
   FakeClock clock;
-  auto log = open_log(tmp.path / "t-0", small_segments(), clock);
+  auto log = open_log(tmp.path / "t-0", small_segment_config(), clock);
   int64_t expected = 0;
   for (int i = 0; i < 60; ++i) {
     int n = 1 + i % 3;
@@ -89,7 +82,7 @@ TEST_CASE("append assigns offsets, reads return whole batches across several seg
 TEST_CASE("append rejects bytes that are not whole v2 batches", "[storage]") {
   TempDir tmp;
   FakeClock clock;
-  auto log = open_log(tmp.path / "t-0", small_segments(), clock);
+  auto log = open_log(tmp.path / "t-0", small_segment_config(), clock);
   Bytes b = batch_of(1, 0);
   REQUIRE(append(*log, Bytes(b.begin(), b.end() - 1)).error() == StorageErrc::invalid_record);
   Bytes bad_magic = b;
@@ -113,7 +106,7 @@ TEST_CASE("append rejects bytes that are not whole v2 batches", "[storage]") {
 TEST_CASE("offset for timestamp finds the first record at or after it", "[storage]") {
   TempDir tmp;
   FakeClock clock;
-  auto log = open_log(tmp.path / "t-0", small_segments(), clock);
+  auto log = open_log(tmp.path / "t-0", small_segment_config(), clock);
   // Batch i holds 4 records stamped 1000*i + 0, 10, 20, 30.
   for (int i = 0; i < 40; ++i) {
     BatchSpec s;
@@ -152,7 +145,7 @@ TEST_CASE("offset for timestamp finds the first record at or after it", "[storag
 TEST_CASE("message.timestamp.type=LogAppendTime stamps the batch and keeps its CRC valid", "[storage]") {
   TempDir tmp;
   FakeClock clock;
-  LogConfig c = small_segments();
+  LogConfig c = small_segment_config();
   c.message_timestamp_type = TimestampType::log_append_time;
   auto log = open_log(tmp.path / "t-0", c, clock);
   auto info = append(*log, batch_of(3, 7, 16, /*ts=*/5));
@@ -170,7 +163,7 @@ TEST_CASE("ListOffsets by timestamp finds the record inside a compressed batch",
   namespace rec = runnel::protocol::records;
   TempDir tmp;
   FakeClock clock;
-  auto log = open_log(tmp.path / "t-0", small_segments(), clock);
+  auto log = open_log(tmp.path / "t-0", small_segment_config(), clock);
   REQUIRE(append(*log, batch_of(2, 1, 16, 500)));  // offsets 0-1
   // Offsets 2-5, stamped 1000, 1010, 1020, 1030, gzip: only the codec can
   // tell which record holds which time.
@@ -236,7 +229,7 @@ TEST_CASE("a clean close trims files and reopening restores the same log", "[sto
   FakeClock clock;
   fs::path dir = tmp.path / "t-0";
   {
-    auto log = open_log(dir, small_segments(), clock);
+    auto log = open_log(dir, small_segment_config(), clock);
     for (int i = 0; i < 30; ++i) REQUIRE(append(*log, batch_of(2, i, 80, 1000 + i), i / 10));
     REQUIRE_FALSE(log->close());
     for (int64_t base : log->segment_base_offsets()) {
@@ -247,7 +240,7 @@ TEST_CASE("a clean close trims files and reopening restores the same log", "[sto
     REQUIRE(read_leader_epoch_checkpoint(dir / kLeaderEpochCheckpointFile).value() ==
             std::vector<EpochEntry>{{0, 0}, {1, 20}, {2, 40}});
   }
-  auto log = open_log(dir, small_segments(), clock);
+  auto log = open_log(dir, small_segment_config(), clock);
   REQUIRE(log->log_end_offset() == 60);
   REQUIRE(log->recovery_point() == 60);
   REQUIRE(log->leader_epochs() == std::vector<EpochEntry>{{0, 0}, {1, 20}, {2, 40}});
@@ -266,7 +259,7 @@ TEST_CASE("a clean close trims files and reopening restores the same log", "[sto
 TEST_CASE("truncate_to removes the tail, across segments", "[storage]") {
   TempDir tmp;
   FakeClock clock;
-  auto log = open_log(tmp.path / "t-0", small_segments(), clock);
+  auto log = open_log(tmp.path / "t-0", small_segment_config(), clock);
   for (int i = 0; i < 40; ++i) REQUIRE(append(*log, batch_of(2, i, 80, 1000 + i), i < 20 ? 1 : 2));
   auto bases = log->segment_base_offsets();
   REQUIRE(bases.size() > 3);
@@ -292,7 +285,7 @@ TEST_CASE("truncate_to removes the tail, across segments", "[storage]") {
 TEST_CASE("flush.messages syncs on append", "[storage]") {
   TempDir tmp;
   FakeClock clock;
-  LogConfig c = small_segments();
+  LogConfig c = small_segment_config();
   c.flush_messages = 5;
   auto log = open_log(tmp.path / "t-0", c, clock);
   for (int i = 0; i < 4; ++i) REQUIRE(append(*log, batch_of(1, i)));

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <random>
 #include <stdexcept>
@@ -11,6 +12,11 @@
 namespace runnel::storage {
 
 namespace {
+
+uint64_t next_segment_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 int64_t roll_jitter(const LogConfig& c) {
   if (c.segment_jitter_ms <= 0) return 0;
@@ -48,6 +54,7 @@ Result<std::unique_ptr<Segment>> Segment::create_files(const fs::path& dir, int6
   std::unique_ptr<Segment> s(new Segment());
   s->dir_ = dir;
   s->base_offset_ = base_offset;
+  s->id_ = next_segment_id();
   s->config_ = config;
   s->max_ts_ = {kNoTimestamp, base_offset};
   for (const auto& p : {index_path(dir, base_offset), time_index_path(dir, base_offset), txn_index_path(dir, base_offset)})
@@ -69,37 +76,32 @@ Result<std::unique_ptr<Segment>> Segment::create_files(const fs::path& dir, int6
   if (!txn) return txn.error();
   s->txn_index_ = std::move(*txn);
   s->indexes_checked_ = true;
+  s->used_ = true;
   s->created_ms_ = now_ms;
   s->roll_jitter_ms_ = roll_jitter(config);
   return s;
 }
 
 Result<std::unique_ptr<Segment>> Segment::open_existing(const fs::path& dir, int64_t base_offset,
-                                                        const LogConfig& config, int64_t now_ms) {
+                                                        const LogConfig& config, int64_t now_ms, bool lazy) {
   std::unique_ptr<Segment> s(new Segment());
   s->dir_ = dir;
   s->base_offset_ = base_offset;
+  s->id_ = next_segment_id();
   s->config_ = config;
   s->max_ts_ = {kNoTimestamp, base_offset};
-  auto f = FileHandle::open(log_path(dir, base_offset), O_RDWR);
-  if (!f) return f.error();
-  auto size = file_size(f->fd());
-  if (!size) return size.error();
-  s->size_ = *size;
-  s->log_ = std::make_shared<FileHandle>(std::move(*f));
   std::error_code ec;
+  auto size = fs::file_size(log_path(dir, base_offset), ec);
+  if (ec) return ec;
+  s->size_ = static_cast<int64_t>(size);
   bool missing = !fs::exists(index_path(dir, base_offset), ec) || !fs::exists(time_index_path(dir, base_offset), ec);
-  auto oi = OffsetIndex::open(index_path(dir, base_offset), base_offset, config.segment_index_bytes);
-  if (!oi) return oi.error();
-  s->offset_index_ = std::move(*oi);
-  auto ti = TimeIndex::open(time_index_path(dir, base_offset), base_offset, config.segment_index_bytes);
-  if (!ti) return ti.error();
-  s->time_index_ = std::move(*ti);
   auto txn = TransactionIndex::open(txn_index_path(dir, base_offset), base_offset);
   if (!txn) return txn.error();
   s->txn_index_ = std::move(*txn);
   s->created_ms_ = now_ms;
   s->roll_jitter_ms_ = roll_jitter(config);
+  if (lazy && !missing) return s;
+  if (auto oec = s->open_files()) return oec;
   if (missing) {
     auto r = s->recover(/*truncate_log=*/false);
     if (!r) return r.error();
@@ -107,9 +109,57 @@ Result<std::unique_ptr<Segment>> Segment::open_existing(const fs::path& dir, int
   return s;
 }
 
+// --- open files
+
+std::error_code Segment::open_files() {
+  used_ = true;
+  if (log_) return {};
+  auto f = FileHandle::open(log_path(dir_, base_offset_), O_RDWR);
+  if (!f) return f.error();
+  size_t offsets = offset_index_.entries(), times = time_index_.entries();
+  auto oi = OffsetIndex::open(index_path(dir_, base_offset_), base_offset_, config_.segment_index_bytes);
+  if (!oi) return oi.error();
+  auto ti = TimeIndex::open(time_index_path(dir_, base_offset_), base_offset_, config_.segment_index_bytes);
+  if (!ti) return ti.error();
+  // Files that are not as this segment left them are checked again.
+  if (oi->entries() != offsets || ti->entries() != times) indexes_checked_ = false;
+  log_ = std::make_shared<FileHandle>(std::move(*f));
+  offset_index_ = std::move(*oi);
+  time_index_ = std::move(*ti);
+  return {};
+}
+
+bool Segment::release_if_idle() {
+  if (!log_ || std::exchange(used_, false)) return false;
+  // Only trimmed indexes close without writing; anything else (a failed
+  // trim) stays open for close() to finish.
+  auto trimmed = [](const IndexFile& f) {
+    return f.length() == static_cast<int64_t>(f.entries()) * f.entry_size();
+  };
+  if (!trimmed(offset_index_.file()) || !trimmed(time_index_.file())) return false;
+  offset_index_.file().unmap();
+  time_index_.file().unmap();
+  log_.reset();
+  return true;
+}
+
+void Segment::load_max_timestamp() {
+  if (indexes_checked_ || max_ts_loaded_) return;
+  // A closed segment's time index ends with its largest timestamp (roll,
+  // close and recover append that entry): one read, no map.
+  if (!log_)
+    if (auto last = TimeIndex::read_last_entry(time_index_path(dir_, base_offset_), base_offset_)) {
+      max_ts_ = *last;
+      max_ts_loaded_ = true;
+      return;
+    }
+  (void)ensure_indexes();
+}
+
 void Segment::set_config(const LogConfig& config) { config_ = config; }
 
 std::error_code Segment::ensure_indexes() {
+  if (auto ec = open_files()) return ec;
   if (indexes_checked_) return {};
   indexes_checked_ = true;
   if (offset_index_.sane(size_, offset_limit_) && time_index_.sane(offset_limit_)) {
@@ -123,7 +173,7 @@ std::error_code Segment::ensure_indexes() {
 // --- append
 
 void Segment::load_rolling_timestamp() {
-  if (rolling_timestamp_ || size_ == 0) return;
+  if (rolling_timestamp_ || size_ == 0 || open_files()) return;
   auto h = read_header_at(log_->fd(), 0, size_);
   if (h && h->problem == BatchProblem::none) rolling_timestamp_ = h->header.max_timestamp;
 }
@@ -258,6 +308,7 @@ std::error_code Segment::make_active() {
 }
 
 std::error_code Segment::flush() {
+  if (auto ec = open_files()) return ec;
   if (auto ec = datasync_fd(log_->fd())) return ec;
   if (auto ec = offset_index_.file().flush()) return ec;
   if (auto ec = time_index_.file().flush()) return ec;
@@ -269,6 +320,11 @@ std::error_code Segment::close() {
   auto keep = [&](std::error_code ec) {
     if (ec && !first) first = ec;
   };
+  // Files closed while idle were complete: nothing is left to write.
+  if (!log_) {
+    txn_index_.close();
+    return {};
+  }
   if (indexes_checked_) keep(time_index_.maybe_append(max_ts_.timestamp, max_ts_.offset, true));
   keep(offset_index_.file().close());
   keep(time_index_.file().close());
@@ -294,7 +350,9 @@ Result<std::vector<fs::path>> Segment::rename_to_deleted() {
 }
 
 std::vector<std::shared_ptr<FileHandle>> Segment::files_to_sync() {
-  std::vector<std::shared_ptr<FileHandle>> out{log_};
+  std::vector<std::shared_ptr<FileHandle>> out;
+  if (log_) out.push_back(log_);
+  else if (auto f = FileHandle::open(log_path(dir_, base_offset_), O_RDONLY)) out.push_back(std::make_shared<FileHandle>(std::move(*f)));
   for (const auto& p : {index_path(dir_, base_offset_), time_index_path(dir_, base_offset_)}) {
     auto f = FileHandle::open(p, O_RDONLY);
     if (f) out.push_back(std::make_shared<FileHandle>(std::move(*f)));
@@ -303,10 +361,11 @@ std::vector<std::shared_ptr<FileHandle>> Segment::files_to_sync() {
   return out;
 }
 
-int64_t Segment::largest_timestamp() const {
+int64_t Segment::largest_timestamp() {
+  load_max_timestamp();
   if (max_ts_.timestamp >= 0) return max_ts_.timestamp;
   struct stat st;
-  if (::fstat(log_->fd(), &st) != 0) return 0;
+  if ((log_ ? ::fstat(log_->fd(), &st) : ::stat(log_path(dir_, base_offset_).c_str(), &st)) != 0) return 0;
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
 }
 

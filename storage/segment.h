@@ -20,6 +20,16 @@
 // from producer state): recover() leaves it alone and the Log decides
 // (Log::txn_index_rebuild_from).
 //
+// Open files: an inactive segment's .log descriptor and index maps are
+// opened when it is first used and closed again once it goes unused
+// (release_if_idle, from Log::close_idle_segments), so a partition holds
+// descriptors and maps for its active segment and the segments being read,
+// not for every segment it has. Kafka maps old indexes lazily (LazyIndex)
+// but keeps every .log open: 10,000 partitions of 100 segments need a
+// million descriptors there. What the broker needs to know of a closed
+// segment without reading it (size, largest timestamp, first batch
+// timestamp) stays in memory.
+//
 // Not thread-safe: the owning Log serialises every call.
 #pragma once
 
@@ -89,12 +99,18 @@ class Segment {
   static Result<std::unique_ptr<Segment>> create(const fs::path& dir, int64_t base_offset, const LogConfig& config,
                                                  int64_t now_ms);
   // An existing .log. Index files that are missing are rebuilt from it.
+  // With `lazy`, a segment whose indexes exist opens no file until it is
+  // used (the loader's inactive segments).
   static Result<std::unique_ptr<Segment>> open_existing(const fs::path& dir, int64_t base_offset,
-                                                        const LogConfig& config, int64_t now_ms);
+                                                        const LogConfig& config, int64_t now_ms, bool lazy = false);
 
   int64_t base_offset() const { return base_offset_; }
   int64_t size() const { return size_; }
+  // Null while the segment's files are closed (see "Open files").
   const std::shared_ptr<FileHandle>& log_file() const { return log_; }
+  // Tells one segment object from another across closing and reopening of
+  // its files (the cleaner's check that segments did not change).
+  uint64_t id() const { return id_; }
   const fs::path& dir() const { return dir_; }
   void set_config(const LogConfig& config);
   // Offsets of this segment are below `limit` (the next segment's base).
@@ -139,6 +155,18 @@ class Segment {
   // The offset after the last batch.
   Result<int64_t> read_next_offset();
 
+  // --- open files
+  // Opens the .log and maps both indexes if they are closed; every
+  // operation below that reads or writes files calls it first.
+  std::error_code open_files();
+  bool files_open() const { return log_ != nullptr; }
+  // Closes the files of a segment not opened or used since the last call
+  // (a second chance, as a clock cache gives), keeping what the broker
+  // needs of it in memory; true if it closed them. Only for an inactive
+  // segment: its indexes are trimmed, so closing writes nothing. Reads in
+  // flight keep the descriptor they hold.
+  bool release_if_idle();
+
   // --- lifecycle
   // Removes every batch from the one holding `offset` on; the segment
   // becomes the active one (indexes grow back). Returns bytes removed.
@@ -155,9 +183,14 @@ class Segment {
   // File descriptors to fsync so this (inactive) segment is durable.
   std::vector<std::shared_ptr<FileHandle>> files_to_sync();
 
-  TimestampOffset max_timestamp_so_far() const { return max_ts_; }
-  // Largest record timestamp, or the .log's mtime when no batch has one.
-  int64_t largest_timestamp() const;
+  // The largest batch max timestamp and that batch's last offset.
+  TimestampOffset max_timestamp_so_far() {
+    load_max_timestamp();
+    return max_ts_;
+  }
+  // Largest record timestamp, or the .log's mtime when no batch has one
+  // (Kafka's LogSegment.largestTimestamp).
+  int64_t largest_timestamp();
   // For tests and the loader.
   OffsetIndex& offset_index() { return offset_index_; }
   TimeIndex& time_index() { return time_index_; }
@@ -179,10 +212,15 @@ class Segment {
   std::error_code index_batch(const BatchHeader& h, int64_t position);
   std::error_code trim_log_file();
   void load_rolling_timestamp();
+  // max_ts_ of a segment whose indexes were not checked yet.
+  void load_max_timestamp();
 
   fs::path dir_;
   int64_t base_offset_ = 0;
+  uint64_t id_ = 0;
   std::shared_ptr<FileHandle> log_;
+  bool used_ = false;  // since the last release_if_idle()
+  bool max_ts_loaded_ = false;  // read from a closed segment's time index
   int64_t size_ = 0;  // bytes of valid batches; the file may be longer when preallocated
   OffsetIndex offset_index_;
   TimeIndex time_index_;

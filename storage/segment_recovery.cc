@@ -35,6 +35,7 @@ Result<std::optional<int64_t>> Segment::check_tail() {
 }
 
 Result<int64_t> Segment::recover(bool truncate_log, const std::function<void(const BatchHeader&)>& on_batch) {
+  if (auto ec = open_files()) return ec;
   if (auto ec = offset_index_.reset()) return ec;
   if (auto ec = time_index_.reset()) return ec;
   indexes_checked_ = true;
@@ -64,6 +65,7 @@ Result<int64_t> Segment::recover(bool truncate_log, const std::function<void(con
 }
 
 Result<int64_t> Segment::read_next_offset() {
+  if (auto ec = open_files()) return ec;
   auto loc = translate_offset(offset_index_.last_entry().offset);
   if (!loc) return loc.error();
   if (!*loc) return base_offset_;

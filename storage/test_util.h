@@ -52,6 +52,15 @@ struct FakeClock final : runnel::Clock {
   int64_t now() const { return ms->load(); }
 };
 
+// Segments of 2 KiB with an index entry every 256 bytes: a few batches
+// roll a segment and index entries come early.
+inline LogConfig small_segment_config() {
+  LogConfig c;
+  c.segment_bytes = 2048;
+  c.index_interval_bytes = 256;
+  return c;
+}
+
 inline LogOptions options_with(const FakeClock& clock) {
   LogOptions o;
   o.clock = clock.clock();

@@ -1,6 +1,10 @@
 #include "storage/time_index.h"
 
+#include <fcntl.h>
+
 #include <stdexcept>
+
+#include "storage/io.h"
 
 namespace runnel::storage {
 
@@ -23,6 +27,18 @@ TimestampOffset TimeIndex::lookup(int64_t target) const {
     else hi = mid - 1;
   }
   return entry(static_cast<size_t>(lo));
+}
+
+std::optional<TimestampOffset> TimeIndex::read_last_entry(const fs::path& path, int64_t base_offset) {
+  auto f = FileHandle::open(path, O_RDONLY);
+  if (!f) return std::nullopt;
+  auto size = file_size(f->fd());
+  if (!size || *size % kEntrySize != 0) return std::nullopt;
+  if (*size == 0) return TimestampOffset{kNoTimestamp, base_offset};
+  uint8_t e[kEntrySize];
+  auto n = pread_full(f->fd(), e, kEntrySize, *size - kEntrySize);
+  if (!n || *n != kEntrySize) return std::nullopt;
+  return TimestampOffset{static_cast<int64_t>(load_be64(e)), base_offset + static_cast<int32_t>(load_be32(e + 8))};
 }
 
 TimestampOffset TimeIndex::entry(size_t n) const { return {timestamp(n), base_offset_ + relative(n)}; }

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 
 #include "storage/index_file.h"
 
@@ -36,6 +37,10 @@ class TimeIndex {
 
   TimeIndex() = default;
   static Result<TimeIndex> open(const fs::path& path, int64_t base_offset, int32_t max_index_size);
+  // The last entry of a trimmed (inactive) index file, read without mapping
+  // it; (-1, base offset) for an empty file. nullopt if the file is not a
+  // whole number of entries or cannot be read.
+  static std::optional<TimestampOffset> read_last_entry(const fs::path& path, int64_t base_offset);
 
   // The largest entry with timestamp <= target; (-1, base offset) if none.
   TimestampOffset lookup(int64_t target_timestamp) const;
