@@ -33,7 +33,7 @@ struct RequestContext {
   // order with the connection's later requests is done (a Produce: its
   // appends): the connection goes on to the next request while this
   // handler runs on (connection.h). Empty where there is no connection.
-  std::function<void()> release_order;
+  std::function<void()> release_order{};
   // Client quotas (broker/quota_managers.h): the throttle the response
   // carries and the connection waits out; a handler that measured its own
   // quotas (Produce, Fetch) sets quotas_recorded.
