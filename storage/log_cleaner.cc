@@ -403,8 +403,9 @@ Result<CleanableInfo> Log::cleanable_locked(int64_t t) {
     uncleanable = std::min(uncleanable, unstable);
   std::optional<int64_t> first_batch_ts;
   for (size_t i = floor_segment(first_dirty); i + 1 < segments_.size(); ++i) {
+    // Known without opening the segment's files, once read: the cleaner
+    // asks every tick, and must not keep idle segments open.
     Segment& s = *segments_[i];
-    if (auto ec = s.ensure_indexes()) return ec;
     if (config_.min_compaction_lag_ms > 0 && s.largest_timestamp() > t - config_.min_compaction_lag_ms)
       uncleanable = std::min(uncleanable, s.base_offset());
     if (auto ts = s.first_batch_timestamp(); ts && *ts > 0)

@@ -756,7 +756,19 @@ TEST_CASE("compaction reads segments whose files a restart or an idle pass left 
   Fixture f;
   standard_log(f);
   REQUIRE_FALSE(f.log->close());
-  f.open(compact_config());
+  LogConfig lags = compact_config();
+  lags.min_compaction_lag_ms = 1;
+  lags.max_compaction_lag_ms = 1'000'000'000;
+  f.open(lags);
+  f.clock.advance(10'000);  // past min.compaction.lag.ms
+  REQUIRE(f.log->open_segment_count() == 1);
+  // The cleaner asks every tick; what it needs of a segment (largest and
+  // first batch timestamps) is read once, so idle segments stay closed.
+  REQUIRE(f.log->cleanable(f.clock.now())->due);
+  REQUIRE(f.log->close_idle_segments() == 0);
+  REQUIRE(f.log->close_idle_segments() == 2);
+  REQUIRE(f.log->cleanable(f.clock.now())->due);
+  REQUIRE(f.log->close_idle_segments() == 0);
   REQUIRE(f.log->open_segment_count() == 1);
   auto r = f.log->clean(f.clock.now());
   REQUIRE(r);
