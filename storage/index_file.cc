@@ -62,7 +62,8 @@ Result<IndexFile> IndexFile::open(const fs::path& path, int entry_size, int32_t 
   if (!size) return size.error();
   idx.length_ = *size;
   if (auto ec = idx.map(f->fd())) {
-    if (created) return ec;
+    // Out of maps or memory (vm.max_map_count) says nothing of the file.
+    if (created || ec == std::errc::not_enough_memory || ec == std::errc::resource_unavailable_try_again) return ec;
     // An index too large to map is garbage: start it over, to be rebuilt.
     if (auto tec = truncate_fd(f->fd(), 0)) return tec;
     idx.length_ = 0;

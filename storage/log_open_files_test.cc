@@ -144,3 +144,31 @@ TEST_CASE("the log manager's retention pass closes the files of segments idle fo
   REQUIRE(read_all(**log).size() == 40);
   REQUIRE_FALSE(logs->close());
 }
+
+TEST_CASE("a closed segment whose time index reads as zeros is checked, not trusted, before retention uses it",
+          "[storage]") {
+  TempDir tmp;
+  FakeClock clock;
+  fs::path dir = tmp.path / "t-0";
+  LogConfig c = small_segment_config();
+  c.retention_ms = 3'600'000;
+  c.file_delete_delay_ms = 0;
+  {
+    auto log = open_log(dir, c, clock);
+    for (int i = 0; i < 40; ++i) REQUIRE(append(*log, batch_of(2, i, 80, clock.now() + i)));
+    REQUIRE_FALSE(log->close());
+  }
+  // What a power loss can leave of an index written but never synced.
+  fs::path first = dir / (Segment::file_stem(0) + ".timeindex");
+  size_t size = fs::file_size(first);
+  REQUIRE(size > 0);
+  write_bytes(first, Bytes(size, 0));
+  auto log = open_log(dir, c, clock);
+  size_t segments = log->segment_count();
+  // A timestamp of 0 would make the first segment 54 years old: it is rebuilt from the .log instead.
+  REQUIRE(*log->delete_old_segments() == 0);
+  REQUIRE(log->segment_count() == segments);
+  REQUIRE(log->offset_for_timestamp(clock.now()).value()->offset == 0);
+  clock.advance(3'600'000 + 100);
+  REQUIRE(*log->delete_old_segments() == static_cast<int>(segments - 1));
+}

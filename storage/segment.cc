@@ -148,7 +148,7 @@ void Segment::load_max_timestamp() {
   // A closed segment's time index ends with its largest timestamp (roll,
   // close and recover append that entry): one read, no map.
   if (!log_)
-    if (auto last = TimeIndex::read_last_entry(time_index_path(dir_, base_offset_), base_offset_)) {
+    if (auto last = TimeIndex::read_last_entry(time_index_path(dir_, base_offset_), base_offset_, offset_limit_)) {
       max_ts_ = *last;
       max_ts_loaded_ = true;
       return;
@@ -161,11 +161,12 @@ void Segment::set_config(const LogConfig& config) { config_ = config; }
 std::error_code Segment::ensure_indexes() {
   if (auto ec = open_files()) return ec;
   if (indexes_checked_) return {};
-  indexes_checked_ = true;
   if (offset_index_.sane(size_, offset_limit_) && time_index_.sane(offset_limit_)) {
+    indexes_checked_ = true;
     max_ts_ = time_index_.entries() > 0 ? time_index_.last_entry() : TimestampOffset{kNoTimestamp, base_offset_};
     return {};
   }
+  // recover() marks them checked once it has rebuilt them.
   auto r = recover(/*truncate_log=*/false);
   return r ? std::error_code() : r.error();
 }

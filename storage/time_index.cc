@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "storage/io.h"
@@ -29,16 +30,29 @@ TimestampOffset TimeIndex::lookup(int64_t target) const {
   return entry(static_cast<size_t>(lo));
 }
 
-std::optional<TimestampOffset> TimeIndex::read_last_entry(const fs::path& path, int64_t base_offset) {
+std::optional<TimestampOffset> TimeIndex::read_last_entry(const fs::path& path, int64_t base_offset,
+                                                         int64_t offset_limit) {
   auto f = FileHandle::open(path, O_RDONLY);
   if (!f) return std::nullopt;
   auto size = file_size(f->fd());
   if (!size || *size % kEntrySize != 0) return std::nullopt;
   if (*size == 0) return TimestampOffset{kNoTimestamp, base_offset};
-  uint8_t e[kEntrySize];
-  auto n = pread_full(f->fd(), e, kEntrySize, *size - kEntrySize);
-  if (!n || *n != kEntrySize) return std::nullopt;
-  return TimestampOffset{static_cast<int64_t>(load_be64(e)), base_offset + static_cast<int32_t>(load_be32(e + 8))};
+  int64_t count = std::min<int64_t>(*size / kEntrySize, 2);
+  uint8_t e[2 * kEntrySize];
+  auto n = pread_full(f->fd(), e, static_cast<size_t>(count * kEntrySize), *size - count * kEntrySize);
+  if (!n || *n != static_cast<size_t>(count * kEntrySize)) return std::nullopt;
+  auto at = [&](int64_t i) {
+    const uint8_t* p = e + i * kEntrySize;
+    return TimestampOffset{static_cast<int64_t>(load_be64(p)), base_offset + static_cast<int32_t>(load_be32(p + 8))};
+  };
+  TimestampOffset last = at(count - 1);
+  if (last.timestamp <= 0 || last.offset < base_offset || last.offset >= offset_limit) return std::nullopt;
+  if (count == 2) {
+    TimestampOffset before = at(0);
+    if (before.timestamp >= last.timestamp || before.offset > last.offset || before.offset < base_offset)
+      return std::nullopt;
+  }
+  return last;
 }
 
 TimestampOffset TimeIndex::entry(size_t n) const { return {timestamp(n), base_offset_ + relative(n)}; }

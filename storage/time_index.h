@@ -38,9 +38,13 @@ class TimeIndex {
   TimeIndex() = default;
   static Result<TimeIndex> open(const fs::path& path, int64_t base_offset, int32_t max_index_size);
   // The last entry of a trimmed (inactive) index file, read without mapping
-  // it; (-1, base offset) for an empty file. nullopt if the file is not a
-  // whole number of entries or cannot be read.
-  static std::optional<TimestampOffset> read_last_entry(const fs::path& path, int64_t base_offset);
+  // it; (-1, base offset) for an empty file. nullopt, for the caller to
+  // check the whole index, if the file cannot be read or its tail does not
+  // look like entries: not a whole number of them, a timestamp not above 0
+  // or not above the entry before, an offset outside [base, offset_limit)
+  // or below the entry before (a zero-filled file after a power loss).
+  static std::optional<TimestampOffset> read_last_entry(const fs::path& path, int64_t base_offset,
+                                                        int64_t offset_limit);
 
   // The largest entry with timestamp <= target; (-1, base offset) if none.
   TimestampOffset lookup(int64_t target_timestamp) const;
