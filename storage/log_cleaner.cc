@@ -586,6 +586,11 @@ std::error_code Log::replace_with_cleaned(size_t first, size_t count, int64_t ba
   if (!seg) return seg.error();
   (*seg)->set_offset_limit(limit);
   if (auto ec = (*seg)->on_become_inactive()) return ec;
+  // Its indexes were rebuilt here: synced now, as Kafka's cleaner flushes
+  // the cleaned segment, so a power loss cannot leave them zero-filled
+  // behind a .log that survived.
+  for (const auto& f : (*seg)->files_to_sync())
+    if (auto ec = datasync_fd(f->fd())) return ec;
   segments_.insert(segments_.begin() + static_cast<ptrdiff_t>(first), std::move(*seg));
   stopped = false;
   return {};
