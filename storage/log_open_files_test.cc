@@ -20,6 +20,14 @@ std::unique_ptr<Log> open_log(const fs::path& dir, const LogConfig& c, const Fak
   return std::move(*log);
 }
 
+// Small segments deleted an hour after their largest timestamp, at once.
+LogConfig hour_retention() {
+  LogConfig c = small_segment_config();
+  c.retention_ms = 3'600'000;
+  c.file_delete_delay_ms = 0;
+  return c;
+}
+
 // Descriptors of this process open on files in `dir`.
 int descriptors_in(const fs::path& dir) {
   int n = 0;
@@ -103,9 +111,7 @@ TEST_CASE("time retention after a restart goes by the records' timestamps, not t
   TempDir tmp;
   FakeClock clock;
   fs::path dir = tmp.path / "t-0";
-  LogConfig c = small_segment_config();
-  c.retention_ms = 3'600'000;
-  c.file_delete_delay_ms = 0;
+  LogConfig c = hour_retention();
   int64_t two_hours_ago = clock.now() - 7'200'000;
   {
     auto log = open_log(dir, c, clock);
@@ -150,9 +156,7 @@ TEST_CASE("a closed segment whose time index reads as zeros is checked, not trus
   TempDir tmp;
   FakeClock clock;
   fs::path dir = tmp.path / "t-0";
-  LogConfig c = small_segment_config();
-  c.retention_ms = 3'600'000;
-  c.file_delete_delay_ms = 0;
+  LogConfig c = hour_retention();
   {
     auto log = open_log(dir, c, clock);
     for (int i = 0; i < 40; ++i) REQUIRE(append(*log, batch_of(2, i, 80, clock.now() + i)));
