@@ -147,7 +147,7 @@ std::error_code IndexFile::rename(const fs::path& to) {
 }
 
 std::error_code IndexFile::close() {
-  auto ec = map_ || length_ != static_cast<int64_t>(entries_) * entry_size_ ? trim_to_valid_size() : std::error_code();
+  auto ec = map_ || !trimmed() ? trim_to_valid_size() : std::error_code();
   unmap();
   return ec;
 }

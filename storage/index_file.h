@@ -78,6 +78,8 @@ class IndexFile {
   // and the map stay as they were.
   std::error_code resize(int64_t new_size);
   std::error_code trim_to_valid_size() { return resize(static_cast<int64_t>(entries_) * entry_size_); }
+  // The file holds exactly its entries (an inactive segment's index).
+  bool trimmed() const { return length_ == static_cast<int64_t>(entries_) * entry_size_; }
   // Forgets every entry and grows the file back to max_index_size.
   std::error_code reset();
   std::error_code flush();  // msync

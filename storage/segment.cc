@@ -133,10 +133,7 @@ bool Segment::release_if_idle() {
   if (!log_ || std::exchange(used_, false)) return false;
   // Only trimmed indexes close without writing; anything else (a failed
   // trim) stays open for close() to finish.
-  auto trimmed = [](const IndexFile& f) {
-    return f.length() == static_cast<int64_t>(f.entries()) * f.entry_size();
-  };
-  if (!trimmed(offset_index_.file()) || !trimmed(time_index_.file())) return false;
+  if (!offset_index_.file().trimmed() || !time_index_.file().trimmed()) return false;
   offset_index_.file().unmap();
   time_index_.file().unmap();
   log_.reset();
