@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <string_view>
 
 #include "storage/test_util.h"
 
@@ -39,12 +40,16 @@ int descriptors_in(const fs::path& dir) {
   return n;
 }
 
-// Memory maps of this process of files in `dir`.
-int maps_in(const fs::path& dir) {
+// Memory maps of this process of files in `dir` (whose names end in `suffix`).
+int maps_in(const fs::path& dir, std::string_view suffix = "") {
   auto maps = read_whole_file("/proc/self/maps");
   REQUIRE(maps);
   int n = 0;
-  for (size_t at = maps->find(dir.string()); at != std::string::npos; at = maps->find(dir.string(), at + 1)) ++n;
+  for (size_t at = maps->find(dir.string()); at != std::string::npos; at = maps->find(dir.string(), at + 1)) {
+    std::string_view line(*maps);
+    line = line.substr(at, line.find('\n', at) - at);
+    if (line.size() >= suffix.size() && line.substr(line.size() - suffix.size()) == suffix) ++n;
+  }
   return n;
 }
 
@@ -71,6 +76,9 @@ TEST_CASE("a reopened log opens only its active segment; an old one opens when r
   REQUIRE(all.size() == 40);
   REQUIRE(log->open_segment_count() == segments);
   REQUIRE(descriptors_in(dir) == static_cast<int>(segments));
+  // A fetch needs the offset index alone: old time indexes stay unmapped,
+  // as Kafka's LazyIndex leaves them.
+  REQUIRE(maps_in(dir, ".timeindex") == 1);
 
   // A second chance: used since the last pass, so kept; idle for a whole pass, closed.
   REQUIRE(log->close_idle_segments() == 0);
@@ -90,6 +98,7 @@ TEST_CASE("a reopened log opens only its active segment; an old one opens when r
   // ones before it: their largest timestamps are known while closed.
   REQUIRE(log->offset_for_timestamp(1030).value()->offset == 60);
   REQUIRE(log->open_segment_count() == 2);
+  REQUIRE(maps_in(dir, ".timeindex") == 2);
   REQUIRE(log->offset_for_timestamp(Log::kMaxTimestamp).value()->offset == 78);  // the first record of ts 1039
 
   // A read in flight keeps its descriptor after the segment closes.

@@ -146,7 +146,7 @@ std::error_code Log::truncate_to(int64_t offset) {
     size_t keep = floor_segment(offset);
     // Opened before anything is removed: running short of descriptors or
     // maps is this call's error, not a failed log dir.
-    if (auto ec = segments_[keep]->open_files()) return ec;
+    if (auto ec = segments_[keep]->open_time_index()) return ec;
     if (auto ec = remove_segments(keep + 1, segments_.size() - keep - 1, true)) return fail(ec);
     active().set_offset_limit(INT64_MAX);
     auto removed = active().truncate_to(offset, t);

@@ -75,7 +75,8 @@ Result<std::unique_ptr<Segment>> Segment::create_files(const fs::path& dir, int6
   auto txn = TransactionIndex::open(txn_index_path(dir, base_offset), base_offset);
   if (!txn) return txn.error();
   s->txn_index_ = std::move(*txn);
-  s->indexes_checked_ = true;
+  s->time_index_open_ = true;
+  s->offset_index_checked_ = s->time_index_checked_ = true;
   s->used_ = true;
   s->created_ms_ = now_ms;
   s->roll_jitter_ms_ = roll_jitter(config);
@@ -101,7 +102,7 @@ Result<std::unique_ptr<Segment>> Segment::open_existing(const fs::path& dir, int
   s->created_ms_ = now_ms;
   s->roll_jitter_ms_ = roll_jitter(config);
   if (lazy && !missing) return s;
-  if (auto oec = s->open_files()) return oec;
+  if (auto oec = s->open_time_index()) return oec;
   if (missing) {
     auto r = s->recover(/*truncate_log=*/false);
     if (!r) return r.error();
@@ -116,16 +117,25 @@ std::error_code Segment::open_files() {
   if (log_) return {};
   auto f = FileHandle::open(log_path(dir_, base_offset_), O_RDWR);
   if (!f) return f.error();
-  size_t offsets = offset_index_.entries(), times = time_index_.entries();
+  size_t offsets = offset_index_.entries();
   auto oi = OffsetIndex::open(index_path(dir_, base_offset_), base_offset_, config_.segment_index_bytes);
   if (!oi) return oi.error();
-  auto ti = TimeIndex::open(time_index_path(dir_, base_offset_), base_offset_, config_.segment_index_bytes);
-  if (!ti) return ti.error();
-  // Files that are not as this segment left them are checked again.
-  if (oi->entries() != offsets || ti->entries() != times) indexes_checked_ = false;
+  // A file that is not as this segment left it is checked again.
+  if (oi->entries() != offsets) offset_index_checked_ = false;
   log_ = std::make_shared<FileHandle>(std::move(*f));
   offset_index_ = std::move(*oi);
+  return {};
+}
+
+std::error_code Segment::open_time_index() {
+  if (auto ec = open_files()) return ec;
+  if (time_index_open_) return {};
+  size_t times = time_index_.entries();
+  auto ti = TimeIndex::open(time_index_path(dir_, base_offset_), base_offset_, config_.segment_index_bytes);
+  if (!ti) return ti.error();
+  if (ti->entries() != times) time_index_checked_ = false;
   time_index_ = std::move(*ti);
+  time_index_open_ = true;
   return {};
 }
 
@@ -133,39 +143,56 @@ bool Segment::release_if_idle() {
   if (!log_ || std::exchange(used_, false)) return false;
   // Only trimmed indexes close without writing; anything else (a failed
   // trim) stays open for close() to finish.
-  if (!offset_index_.file().trimmed() || !time_index_.file().trimmed()) return false;
+  if (!offset_index_.file().trimmed() || (time_index_open_ && !time_index_.file().trimmed())) return false;
   offset_index_.file().unmap();
   time_index_.file().unmap();
+  time_index_open_ = false;
   log_.reset();
   return true;
 }
 
 void Segment::load_max_timestamp() {
-  if (indexes_checked_ || max_ts_loaded_) return;
-  // A closed segment's time index ends with its largest timestamp (roll,
+  if (time_index_checked_ || max_ts_loaded_) return;
+  // An inactive segment's time index ends with its largest timestamp (roll,
   // close and recover append that entry): one read, no map.
-  if (!log_)
+  if (!time_index_open_)
     if (auto last = TimeIndex::read_last_entry(time_index_path(dir_, base_offset_), base_offset_, offset_limit_)) {
       max_ts_ = *last;
       max_ts_loaded_ = true;
       return;
     }
-  (void)ensure_indexes();
+  (void)ensure_time_index();
 }
 
 void Segment::set_config(const LogConfig& config) { config_ = config; }
 
-std::error_code Segment::ensure_indexes() {
+std::error_code Segment::ensure_offset_index() {
   if (auto ec = open_files()) return ec;
-  if (indexes_checked_) return {};
-  if (offset_index_.sane(size_, offset_limit_) && time_index_.sane(offset_limit_)) {
-    indexes_checked_ = true;
+  if (offset_index_checked_) return {};
+  if (offset_index_.sane(size_, offset_limit_)) {
+    offset_index_checked_ = true;
+    return {};
+  }
+  // recover() marks both checked once it has rebuilt them.
+  auto r = recover(/*truncate_log=*/false);
+  return r ? std::error_code() : r.error();
+}
+
+std::error_code Segment::ensure_time_index() {
+  if (auto ec = open_time_index()) return ec;
+  if (time_index_checked_) return {};
+  if (time_index_.sane(offset_limit_)) {
+    time_index_checked_ = true;
     max_ts_ = time_index_.entries() > 0 ? time_index_.last_entry() : TimestampOffset{kNoTimestamp, base_offset_};
     return {};
   }
-  // recover() marks them checked once it has rebuilt them.
   auto r = recover(/*truncate_log=*/false);
   return r ? std::error_code() : r.error();
+}
+
+std::error_code Segment::ensure_indexes() {
+  if (auto ec = ensure_offset_index()) return ec;
+  return ensure_time_index();
 }
 
 // --- append
@@ -253,6 +280,7 @@ std::error_code Segment::trim_log_file() {
 }
 
 Result<int64_t> Segment::truncate_to(int64_t offset, int64_t now_ms) {
+  if (auto ec = ensure_indexes()) return ec;
   auto loc = translate_offset(offset);
   if (!loc) return loc.error();
   offset_index_.truncate_to(offset);
@@ -323,7 +351,8 @@ std::error_code Segment::close() {
     txn_index_.close();
     return {};
   }
-  if (indexes_checked_) keep(time_index_.maybe_append(max_ts_.timestamp, max_ts_.offset, true));
+  // An unopened time index is an inactive segment's, already closed.
+  if (time_index_checked_ && time_index_open_) keep(time_index_.maybe_append(max_ts_.timestamp, max_ts_.offset, true));
   keep(offset_index_.file().close());
   keep(time_index_.file().close());
   txn_index_.close();

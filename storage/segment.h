@@ -20,15 +20,17 @@
 // from producer state): recover() leaves it alone and the Log decides
 // (Log::txn_index_rebuild_from).
 //
-// Open files: an inactive segment's .log descriptor and index maps are
-// opened when it is first used and closed again once it goes unused
-// (release_if_idle, from Log::close_idle_segments), so a partition holds
-// descriptors and maps for its active segment and the segments being read,
-// not for every segment it has. Kafka maps old indexes lazily (LazyIndex)
-// but keeps every .log open: 10,000 partitions of 100 segments need a
-// million descriptors there. What the broker needs to know of a closed
-// segment without reading it (size, largest timestamp, first batch
-// timestamp) stays in memory.
+// Open files: an inactive segment's .log descriptor and offset index map
+// are opened when it is first used, its time index map only when a
+// timestamp lookup (ListOffsets, a truncation) needs it, as Kafka's
+// LazyIndex maps each index on its first lookup; all are closed again once
+// the segment goes unused (release_if_idle, from Log::close_idle_segments).
+// So a partition holds descriptors and maps for its active segment and the
+// segments being read, not for every segment it has, and a consumer reading
+// old segments maps one index of each, not two. Kafka keeps every .log
+// open: 10,000 partitions of 100 segments need a million descriptors there.
+// What the broker needs to know of a closed segment without reading it
+// (size, largest timestamp, first batch timestamp) stays in memory.
 //
 // Not thread-safe: the owning Log serialises every call.
 #pragma once
@@ -156,9 +158,11 @@ class Segment {
   Result<int64_t> read_next_offset();
 
   // --- open files
-  // Opens the .log and maps both indexes if they are closed; every
-  // operation below that reads or writes files calls it first.
+  // Opens the .log and maps the offset index if they are closed; every
+  // operation that reads or writes files calls it (or open_time_index) first.
   std::error_code open_files();
+  // open_files(), and maps the time index too.
+  std::error_code open_time_index();
   bool files_open() const { return log_ != nullptr; }
   // Closes the files of a segment not opened or used since the last call
   // (a second chance, as a clock cache gives), keeping what the broker
@@ -197,7 +201,11 @@ class Segment {
   // Kafka's updateTxnIndex and collectAbortedTxns go through it.
   TransactionIndex& txn_index() { return txn_index_; }
   const TransactionIndex& txn_index() const { return txn_index_; }
-  std::error_code ensure_indexes();
+  // Opens an index and checks it before its first use since it was opened,
+  // rebuilding both from the .log if it fails the check.
+  std::error_code ensure_offset_index();
+  std::error_code ensure_time_index();
+  std::error_code ensure_indexes();  // both
 
  private:
   Segment() = default;
@@ -212,7 +220,7 @@ class Segment {
   std::error_code index_batch(const BatchHeader& h, int64_t position);
   std::error_code trim_log_file();
   void load_rolling_timestamp();
-  // max_ts_ of a segment whose indexes were not checked yet.
+  // max_ts_ of a segment whose time index was not checked yet.
   void load_max_timestamp();
 
   fs::path dir_;
@@ -227,7 +235,9 @@ class Segment {
   TransactionIndex txn_index_;
   LogConfig config_;
   int64_t offset_limit_ = INT64_MAX;
-  bool indexes_checked_ = false;
+  bool time_index_open_ = false;  // mapped; implies log_
+  bool offset_index_checked_ = false;
+  bool time_index_checked_ = false;
   bool indexes_rebuilt_ = false;
   TimestampOffset max_ts_;  // largest batch max timestamp and that batch's last offset
   std::optional<int64_t> rolling_timestamp_;

@@ -36,7 +36,7 @@ Result<std::optional<BatchLocation>> Segment::translate_once(int64_t offset, boo
 }
 
 Result<std::optional<BatchLocation>> Segment::translate_offset(int64_t offset) {
-  if (auto ec = ensure_indexes()) return ec;
+  if (auto ec = ensure_offset_index()) return ec;
   bool suspect = false;
   auto r = translate_once(offset, suspect);
   if (r && suspect && !indexes_rebuilt_) {

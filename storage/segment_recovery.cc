@@ -35,11 +35,11 @@ Result<std::optional<int64_t>> Segment::check_tail() {
 }
 
 Result<int64_t> Segment::recover(bool truncate_log, const std::function<void(const BatchHeader&)>& on_batch) {
-  if (auto ec = open_files()) return ec;
+  if (auto ec = open_time_index()) return ec;
   if (auto ec = offset_index_.reset()) return ec;
   if (auto ec = time_index_.reset()) return ec;
   // Checked only once rebuilt: a recovery that fails half-way is redone.
-  indexes_checked_ = false;
+  offset_index_checked_ = time_index_checked_ = false;
   max_ts_ = {kNoTimestamp, base_offset_};
   int64_t valid = 0;
   int64_t max_last = std::min(offset_limit_ - 1, base_offset_ + INT32_MAX);
@@ -62,7 +62,7 @@ Result<int64_t> Segment::recover(bool truncate_log, const std::function<void(con
   if (auto ec = offset_index_.file().trim_to_valid_size()) return ec;
   if (auto ec = time_index_.file().trim_to_valid_size()) return ec;
   rolling_timestamp_.reset();
-  indexes_checked_ = true;
+  offset_index_checked_ = time_index_checked_ = true;
   return invalid;
 }
 
