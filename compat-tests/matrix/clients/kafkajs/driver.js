@@ -664,12 +664,11 @@ scenarios.admin_configs = async () => {
   // kafkajs may ask another broker than the one that altered it; in a
   // cluster (Kafka's KRaft or Runnel's etcd) that broker learns the change
   // a moment later: bounded polling.
-  const deadline = Date.now() + 15000
-  let after = (await describe())('retention.ms')
-  while (!(after && after.configValue === '3600000') && Date.now() < deadline) {
-    await sleep(200)
+  let after
+  await waitFor('describeConfigs to show retention.ms 3600000', async () => {
     after = (await describe())('retention.ms')
-  }
+    return after && after.configValue === '3600000'
+  }, 15000)
   check(after && after.configValue === '3600000' && !after.isDefault, 'retention.ms after ' + JSON.stringify(after))
   return 'describeConfigs: retention.ms 604800000 (default); alterConfigs (kafkajs 2.2.4 has no incremental ' +
     'variant) set 3600000; describeConfigs shows 3600000, not default'
