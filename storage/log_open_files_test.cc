@@ -48,7 +48,7 @@ int maps_in(const fs::path& dir, std::string_view suffix = "") {
   for (size_t at = maps->find(dir.string()); at != std::string::npos; at = maps->find(dir.string(), at + 1)) {
     std::string_view line(*maps);
     line = line.substr(at, line.find('\n', at) - at);
-    if (line.size() >= suffix.size() && line.substr(line.size() - suffix.size()) == suffix) ++n;
+    if (line.ends_with(suffix)) ++n;
   }
   return n;
 }
