@@ -5,12 +5,15 @@ import static runnel.matrix.Kit.checkEquals;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.Future;
 
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -19,6 +22,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
@@ -87,6 +91,21 @@ final class TxnScenarios {
         }
     }
 
+    /** Waits until every partition's last stable offset (read_committed end) is `end`: the markers are written. */
+    static void awaitStableEnd(Kit kit, String topic, int partitions, long end) throws InterruptedException {
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        for (int p = 0; p < partitions; p++) latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+        ListOffsetsOptions committed = new ListOffsetsOptions(IsolationLevel.READ_COMMITTED);
+        Kit.waitFor(Kit.WAIT, "last stable offset " + end + " on every partition of " + topic, () -> {
+            try {
+                return Kit.get(kit.admin.listOffsets(latest, committed).all()).values().stream()
+                        .allMatch(info -> info.offset() == end);
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
     static String transactions(Kit kit) throws Exception {
         String topic = kit.name("txn");
         kit.createTopic(topic, 2);
@@ -106,6 +125,12 @@ final class TxnScenarios {
             p.beginTransaction();
             send(p, topic, 2, second);
             p.commitTransaction();
+            // EndTxn answers once PrepareCommit is in the transaction log;
+            // the markers follow (in Kafka as here), so the last stable
+            // offset reaches the end a moment later, on a cluster after the
+            // marker's replication. Reading to the LSO before then would
+            // stop short of commit2.
+            awaitStableEnd(kit, topic, 2, first.size() / 2 + aborted.size() / 2 + second.size() / 2 + 3);
 
             for (int part = 0; part < 2; part++) {
                 List<String> committed = new ArrayList<>(onPartition(first, 2, part));
@@ -116,7 +141,7 @@ final class TxnScenarios {
                 checkEquals(committed, readTo(kit, topic, 2, "read_committed").get(part), "read_committed values of partition " + part);
                 checkEquals(all, readTo(kit, topic, 2, "read_uncommitted").get(part), "read_uncommitted values of partition " + part);
                 long end = Kit.get(kit.admin.listOffsets(Map.of(new TopicPartition(topic, part),
-                        org.apache.kafka.clients.admin.OffsetSpec.latest())).all()).get(new TopicPartition(topic, part)).offset();
+                        OffsetSpec.latest())).all()).get(new TopicPartition(topic, part)).offset();
                 checkEquals((long) all.size() + 3, end, "end offset of partition " + part + " (data records + 3 markers)");
             }
 
