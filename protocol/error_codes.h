@@ -130,6 +130,19 @@ enum class ErrorCode : int16_t {
   telemetry_too_large = 118,
   invalid_registration = 119,
   transaction_abortable = 120,
+  invalid_record_state = 121,
+  share_session_not_found = 122,
+  invalid_share_session_epoch = 123,
+  fenced_state_epoch = 124,
+  invalid_voter_key = 125,
+  duplicate_voter = 126,
+  voter_not_found = 127,
+  invalid_regular_expression = 128,
+  rebootstrap_required = 129,
+  streams_invalid_topology = 130,
+  streams_invalid_topology_epoch = 131,
+  streams_topology_fenced = 132,
+  share_session_limit_reached = 133,
 };
 
 constexpr int16_t code(ErrorCode e) { return static_cast<int16_t>(e); }

@@ -250,6 +250,32 @@ const char* error_name(ErrorCode e) {
       return "INVALID_REGISTRATION";
     case ErrorCode::transaction_abortable:
       return "TRANSACTION_ABORTABLE";
+    case ErrorCode::invalid_record_state:
+      return "INVALID_RECORD_STATE";
+    case ErrorCode::share_session_not_found:
+      return "SHARE_SESSION_NOT_FOUND";
+    case ErrorCode::invalid_share_session_epoch:
+      return "INVALID_SHARE_SESSION_EPOCH";
+    case ErrorCode::fenced_state_epoch:
+      return "FENCED_STATE_EPOCH";
+    case ErrorCode::invalid_voter_key:
+      return "INVALID_VOTER_KEY";
+    case ErrorCode::duplicate_voter:
+      return "DUPLICATE_VOTER";
+    case ErrorCode::voter_not_found:
+      return "VOTER_NOT_FOUND";
+    case ErrorCode::invalid_regular_expression:
+      return "INVALID_REGULAR_EXPRESSION";
+    case ErrorCode::rebootstrap_required:
+      return "REBOOTSTRAP_REQUIRED";
+    case ErrorCode::streams_invalid_topology:
+      return "STREAMS_INVALID_TOPOLOGY";
+    case ErrorCode::streams_invalid_topology_epoch:
+      return "STREAMS_INVALID_TOPOLOGY_EPOCH";
+    case ErrorCode::streams_topology_fenced:
+      return "STREAMS_TOPOLOGY_FENCED";
+    case ErrorCode::share_session_limit_reached:
+      return "SHARE_SESSION_LIMIT_REACHED";
   }
   return nullptr;
 }
