@@ -9,6 +9,11 @@ in protocol/schema/README.md) becomes, under the output directory:
   protocol/messages/NN_name_random.cc randomize(), for the round-trip tests
   protocol/messages/all_apis.h        the list of every API, in key order
 
+A record schema (protocol/schema/coordinator/NN_name.schema: the key and value
+of one record type of a coordinator's internal topic, NN the type) becomes
+protocol/coordinator/NN_name.h, .cc and _random.cc likewise, and
+protocol/coordinator/all_records.h lists them.
+
 Usage: generate.py OUT_DIR SCHEMA...
 """
 
@@ -115,9 +120,20 @@ class Api:
         self.file_stem = None
 
 
-def parse_schema(path):
-    api = Api()
-    api.file_stem = os.path.splitext(os.path.basename(path))[0]
+class Record:
+    """A record type of a coordinator's internal topic: a key and a value,
+    each a message with versions of its own (an Api with only a request)."""
+
+    def __init__(self):
+        self.name = None
+        self.type = None
+        self.key = None
+        self.value = None
+        self.file_stem = None
+
+
+def schema_lines(path):
+    """(line number, indent, words) of every line that is not a comment."""
     lines = []
     with open(path) as f:
         for n, raw in enumerate(f, 1):
@@ -128,6 +144,15 @@ def parse_schema(path):
                 raise SchemaError(f"{path}:{n}: indent with spaces, not tabs")
             indent = len(text) - len(text.lstrip())
             lines.append((n, indent, text.split()))
+    return lines
+
+
+def parse_schema(path):
+    lines = schema_lines(path)
+    if lines and lines[0][2][0] == "record":
+        return parse_record(path, lines)
+    api = Api()
+    api.file_stem = os.path.splitext(os.path.basename(path))[0]
 
     i = 0
     while i < len(lines):
@@ -162,6 +187,49 @@ def parse_schema(path):
     resolve(api, api.request, api.versions, path)
     resolve(api, api.response, api.versions, path)
     return api
+
+
+def parse_record(path, lines):
+    # record NAME type N, then `key versions A-B flexible F+|none` and
+    # `value ...` lines, each followed by its fields.
+    rec = Record()
+    rec.file_stem = os.path.splitext(os.path.basename(path))[0]
+    n, _, words = lines[0]
+    opts = dict(zip(words[2::2], words[3::2]))
+    if len(words) < 4 or "type" not in opts:
+        raise SchemaError(f"{path}:{n}: expected 'record NAME type N'")
+    rec.name = words[1]
+    rec.type = int(opts["type"])
+    # Shared structs (`struct NAME` blocks, before the key) serve the value.
+    shared = {}
+    i = 1
+    while i < len(lines) and lines[i][1] == 0 and lines[i][2][0] == "struct":
+        struct = Struct(lines[i][2][1])
+        i = parse_fields(lines, i + 1, 2, struct, path)
+        shared[struct.name] = struct
+    while i < len(lines):
+        n, indent, words = lines[i]
+        where = f"{path}:{n}"
+        if indent != 0 or words[0] not in ("key", "value") or getattr(rec, words[0]) is not None:
+            raise SchemaError(f"{where}: expected one key and one value block")
+        part = Api()
+        part.file_stem = rec.file_stem
+        part.name = rec.name + words[0].capitalize()
+        part.key = rec.type
+        opts = dict(zip(words[1::2], words[2::2]))
+        part.versions = Versions.parse(opts.get("versions", "0"), where)
+        flex = opts.get("flexible", "none")
+        if flex != "none":
+            part.flexible = Versions.parse(flex, where)
+        part.request = Struct(part.name)
+        if words[0] == "value":
+            part.common = shared
+        i = parse_fields(lines, i + 1, 2, part.request, path)
+        resolve(part, part.request, part.versions, path)
+        setattr(rec, words[0], part)
+    if rec.key is None or rec.value is None:
+        raise SchemaError(f"{path}: a record needs a key and a value")
+    return rec
 
 
 def parse_fields(lines, i, indent, struct, path):
@@ -695,7 +763,8 @@ class Emitter:
                 seen.add(s.name)
                 walk(s, f"{self.api.name}{s.name}", self.api.versions)
         walk(self.api.request, self.api.request.name, self.api.versions)
-        walk(self.api.response, self.api.response.name, self.api.versions)
+        if self.api.response is not None:
+            walk(self.api.response, self.api.response.name, self.api.versions)
         return result
 
 
@@ -727,10 +796,34 @@ def common_structs_in_dependency_order(api):
     return ordered
 
 
-def header(api):
+def declare_messages(api, messages, out):
+    """Declares the API's shared structs, prefixed with its name, then each
+    message, inside which the shared structs go by their own names."""
     e = Emitter(api)
-    out = [
-        f"// Generated from protocol/schema/{api.file_stem}.schema by protocol/gen/generate.py.",
+    declared = []
+    for s in common_structs_in_dependency_order(api):
+        common = Struct(f"{api.name}{s.name}")
+        common.fields = s.fields
+        body = []
+        e.declare_struct(common, body, 0, set())
+        # Shared structs used inside this one are visible by their own name.
+        aliases = [f"  using {d} = {api.name}{d};" for d in declared]
+        out += [body[0]] + aliases + body[1:]
+        out.append("")
+        declared.append(s.name)
+    for s in messages:
+        body = []
+        e.declare_struct(s, body, 0, set())
+        aliases = [f"  using {c.name} = {api.name}{c.name};" for c in api.common.values()]
+        if aliases:
+            body = [body[0]] + aliases + body[1:]
+        out += body
+        out.append("")
+
+
+def header_preamble(schema):
+    return [
+        f"// Generated from protocol/schema/{schema} by protocol/gen/generate.py.",
         "// Do not edit: change the schema and rebuild.",
         "#pragma once",
         "",
@@ -745,27 +838,11 @@ def header(api):
         "namespace runnel::protocol {",
         "",
     ]
-    declared = []
-    for s in common_structs_in_dependency_order(api):
-        common = Struct(f"{api.name}{s.name}")
-        common.fields = s.fields
-        body = []
-        e.declare_struct(common, body, 0, set())
-        # Shared structs used inside this one are visible by their own name.
-        aliases = [f"  using {d} = {api.name}{d};" for d in declared]
-        out += [body[0]] + aliases + body[1:]
-        out.append("")
-        declared.append(s.name)
-    for s in (api.request, api.response):
-        emitted = set()
-        body = []
-        e.declare_struct(s, body, 0, emitted)
-        # Shared structs are visible inside each message under their own name.
-        aliases = [f"  using {c.name} = {api.name}{c.name};" for c in api.common.values()]
-        if aliases:
-            body = [body[0]] + aliases + body[1:]
-        out += body
-        out.append("")
+
+
+def header(api):
+    out = header_preamble(f"{api.file_stem}.schema")
+    declare_messages(api, [api.request, api.response], out)
     flex_from = api.flexible.lo if api.flexible.lo < NEVER else "INT16_MAX"
     out += [
         f"struct {api.name}Api {{",
@@ -785,29 +862,57 @@ def header(api):
     return "\n".join(out)
 
 
-def definitions(api, emitters):
+def record_header(rec):
+    out = header_preamble(f"coordinator/{rec.file_stem}.schema")
+    for part in (rec.key, rec.value):
+        declare_messages(part, [part.request], out)
+    out += [
+        f"struct {rec.name}Record {{",
+        f"  static constexpr int16_t type = {rec.type};  // the key's leading int16",
+        f"  using Key = {rec.key.name};",
+        f"  using Value = {rec.value.name};",
+        f"  static constexpr int16_t key_version = {rec.key.versions.hi};",
+        f"  static constexpr int16_t value_min_version = {rec.value.versions.lo};",
+        f"  static constexpr int16_t value_max_version = {rec.value.versions.hi};",
+        "};",
+        "",
+        "}  // namespace runnel::protocol",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def parts(schema):
+    """The messages of a schema: an API's request and response, a record's key and value."""
+    return [schema.key, schema.value] if isinstance(schema, Record) else [schema]
+
+
+def definitions(schema, emitters):
     """A .cc file of definitions: each emitter runs on every struct."""
-    e = Emitter(api)
+    where = "coordinator" if isinstance(schema, Record) else "messages"
+    origin = "coordinator/" if isinstance(schema, Record) else ""
     out = [
-        f"// Generated from protocol/schema/{api.file_stem}.schema by protocol/gen/generate.py.",
-        f'#include "protocol/messages/{api.file_stem}.h"',
+        f"// Generated from protocol/schema/{origin}{schema.file_stem}.schema by protocol/gen/generate.py.",
+        f'#include "protocol/{where}/{schema.file_stem}.h"',
         "",
         "namespace runnel::protocol {",
         "",
     ]
-    for s, qual, within in e.all_structs():
-        for emit in emitters:
-            emit(e, s, qual, within, out)
+    for part in parts(schema):
+        e = Emitter(part)
+        for s, qual, within in e.all_structs():
+            for emit in emitters:
+                emit(e, s, qual, within, out)
     out += ["}  // namespace runnel::protocol", ""]
     return "\n".join(out)
 
 
-def source(api):
-    return definitions(api, [Emitter.encode_struct, Emitter.decode_struct])
+def source(schema):
+    return definitions(schema, [Emitter.encode_struct, Emitter.decode_struct])
 
 
-def random_source(api):
-    return definitions(api, [Emitter.randomize_struct])
+def random_source(schema):
+    return definitions(schema, [Emitter.randomize_struct])
 
 
 def all_apis(apis):
@@ -840,6 +945,27 @@ def all_apis(apis):
     return "\n".join(out)
 
 
+def all_records(records):
+    out = [
+        "// Generated by protocol/gen/generate.py: every coordinator record type Runnel knows, in type order.",
+        "#pragma once",
+        "",
+        "#include <tuple>",
+        "",
+    ]
+    out += [f'#include "protocol/coordinator/{r.file_stem}.h"' for r in records]
+    out += [
+        "",
+        "namespace runnel::protocol {",
+        "",
+        "using AllRecords = std::tuple<" + ", ".join(f"{r.name}Record" for r in records) + ">;",
+        "",
+        "}  // namespace runnel::protocol",
+        "",
+    ]
+    return "\n".join(out)
+
+
 def write_if_changed(path, text):
     try:
         with open(path) as f:
@@ -854,13 +980,26 @@ def write_if_changed(path, text):
 def main():
     out_dir = sys.argv[1]
     msg_dir = os.path.join(out_dir, "protocol", "messages")
+    rec_dir = os.path.join(out_dir, "protocol", "coordinator")
     os.makedirs(msg_dir, exist_ok=True)
-    apis = []
+    os.makedirs(rec_dir, exist_ok=True)
+    apis, records = [], []
     try:
         for path in sorted(sys.argv[2:]):
-            apis.append(parse_schema(path))
+            schema = parse_schema(path)
+            (records if isinstance(schema, Record) else apis).append(schema)
     except SchemaError as err:
         sys.exit(f"generate.py: {err}")
+    types = {}
+    for r in records:
+        if r.type in types:
+            sys.exit(f"generate.py: record type {r.type} in both {types[r.type]} and {r.file_stem}")
+        types[r.type] = r.file_stem
+        write_if_changed(os.path.join(rec_dir, r.file_stem + ".h"), record_header(r))
+        write_if_changed(os.path.join(rec_dir, r.file_stem + ".cc"), source(r))
+        write_if_changed(os.path.join(rec_dir, r.file_stem + "_random.cc"), random_source(r))
+    records.sort(key=lambda r: r.type)
+    write_if_changed(os.path.join(rec_dir, "all_records.h"), all_records(records))
     keys = {}
     for a in apis:
         if a.key in keys:
