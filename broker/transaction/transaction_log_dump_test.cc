@@ -8,7 +8,6 @@
 // RUNNEL_KAFKA_CLASSPATH set to what storage/interop/kafka_jars.sh prints.
 #include <catch2/catch.hpp>
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -17,12 +16,11 @@
 
 #include <unistd.h>
 
+#include "broker/testing/kafka_dump.h"
 #include "broker/transaction/transaction_log.h"
-#include "protocol/records/batch_builder.h"
-#include "storage/log.h"
 
 using namespace runnel::broker::transaction;
-namespace rec = runnel::protocol::records;
+using namespace runnel::broker::testing;
 namespace fs = std::filesystem;
 
 namespace {
@@ -64,29 +62,6 @@ std::vector<Written> records() {
   return out;
 }
 
-std::string run(const std::string& command) {
-  std::string output;
-  FILE* p = popen(command.c_str(), "r");
-  REQUIRE(p);
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof buf, p)) output.append(buf, n);
-  CHECK(pclose(p) == 0);
-  return output;
-}
-
-std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(at, end - at);
-    if (line.find(needle) != std::string::npos) out.push_back(line);
-    at = end + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("Kafka DumpLogSegments decodes the __transaction_state records Runnel writes", "[.][kafka-dump]") {
@@ -97,27 +72,12 @@ TEST_CASE("Kafka DumpLogSegments decodes the __transaction_state records Runnel 
   fs::create_directories(dir);
 
   const auto written = records();
-  {
-    auto log = runnel::storage::Log::open(dir, runnel::storage::LogConfig{}, {});
-    REQUIRE(log);
-    std::vector<Bytes> keys;
-    for (const auto& w : written) keys.push_back(key_to_bytes(w.transactional_id).value());
-    for (size_t i = 0; i < written.size(); ++i) {
-      rec::Record record;
-      record.key = keys[i];
-      if (written[i].value) record.value = *written[i].value;
-      rec::BatchSpec spec;
-      spec.base_timestamp = 1700000000000 + static_cast<int64_t>(i);
-      std::vector<rec::Record> one = {record};
-      Bytes batch = rec::build_batch(spec, one);
-      REQUIRE((*log)->append(std::span<uint8_t>(batch.data(), batch.size()), 0));
-    }
-    REQUIRE_FALSE((*log)->close());
-  }
+  std::vector<KeyValue> log;
+  for (const auto& w : written) log.push_back({key_to_bytes(w.transactional_id).value(), w.value});
+  write_log(dir, log, 1700000000000);
 
-  const std::string out = run("java -cp '" + std::string(classpath) +
-                              "' kafka.tools.DumpLogSegments --deep-iteration --transaction-log-decoder --files " +
-                              (dir / "00000000000000000000.log").string() + " 2>&1");
+  const std::string out =
+      dump_log_segments(classpath, "--transaction-log-decoder", dir / "00000000000000000000.log");
   INFO(out);
   auto records = lines_with(out, "| offset: ");
   REQUIRE(records.size() == written.size());
