@@ -63,6 +63,8 @@ const auto kRoutes = std::to_array<ApiRoute>({
     route<DescribeProducersApi>(),
     route<DescribeTransactionsApi>(),
     route<ListTransactionsApi>(),
+    route<ConsumerGroupHeartbeatApi>(),
+    route<ConsumerGroupDescribeApi>(),
     route<DescribeTopicPartitionsApi>(),
 });
 

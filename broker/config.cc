@@ -98,6 +98,24 @@ BrokerConfig BrokerConfig::from(std::map<std::string, std::string> props) {
     throw ConfigError("At least one log directory must be defined via log.dirs or log.dir.");
   if (c.get_int("group.min.session.timeout.ms") > c.get_int("group.max.session.timeout.ms"))
     throw ConfigError("Invalid configuration: group.min.session.timeout.ms must not exceed group.max.session.timeout.ms");
+  // Kafka's GroupCoordinatorConfig requirements on the consumer group
+  // protocol's timeouts, in its words.
+  const auto at_least = [&c](const char* name, const char* floor) {
+    if (c.get_int(name) < c.get_int(floor))
+      throw ConfigError(std::string(name) + " must be greater than or equal to " + floor);
+  };
+  const auto at_most = [&c](const char* name, const char* ceiling) {
+    if (c.get_int(name) > c.get_int(ceiling))
+      throw ConfigError(std::string(name) + " must be less than or equal to " + ceiling);
+  };
+  at_least("group.consumer.max.heartbeat.interval.ms", "group.consumer.min.heartbeat.interval.ms");
+  at_least("group.consumer.max.session.timeout.ms", "group.consumer.min.session.timeout.ms");
+  at_least("group.consumer.heartbeat.interval.ms", "group.consumer.min.heartbeat.interval.ms");
+  at_most("group.consumer.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms");
+  at_least("group.consumer.session.timeout.ms", "group.consumer.min.session.timeout.ms");
+  at_most("group.consumer.session.timeout.ms", "group.consumer.max.session.timeout.ms");
+  if (c.get_int("group.consumer.heartbeat.interval.ms") >= c.get_int("group.consumer.session.timeout.ms"))
+    throw ConfigError("group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms");
   return c;
 }
 

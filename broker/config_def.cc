@@ -197,6 +197,15 @@ const std::vector<ConfigKey> kBrokerKeys = {
     {"group.min.session.timeout.ms", T::int_, "6000", at_least(0), I::medium},
     {"group.max.session.timeout.ms", T::int_, "1800000", at_least(0), I::medium},
     {"group.max.size", T::int_, "2147483647", at_least(1), I::medium},
+    // KIP-848 consumer groups (ConsumerGroupHeartbeat).
+    {"group.consumer.session.timeout.ms", T::int_, "45000", at_least(1), I::medium},
+    {"group.consumer.min.session.timeout.ms", T::int_, "45000", at_least(1), I::medium},
+    {"group.consumer.max.session.timeout.ms", T::int_, "60000", at_least(1), I::medium},
+    {"group.consumer.heartbeat.interval.ms", T::int_, "5000", at_least(1), I::medium},
+    {"group.consumer.min.heartbeat.interval.ms", T::int_, "5000", at_least(1), I::medium},
+    {"group.consumer.max.heartbeat.interval.ms", T::int_, "15000", at_least(1), I::medium},
+    {"group.consumer.max.size", T::int_, "2147483647", at_least(1), I::medium},
+    {"group.consumer.assignors", T::list, "uniform,range", one_of({"uniform", "range"}), I::medium},
     // Producers and transactions.
     {"producer.id.expiration.ms", T::int_, "86400000", at_least(1), I::low},
     {"producer.id.expiration.check.interval.ms", T::int_, "600000", at_least(1), I::low},

@@ -1,9 +1,11 @@
 // The group coordinator's broker configs (Kafka's GroupCoordinatorConfig
-// and OffsetConfig), shared by the group manager and the offset manager.
+// and OffsetConfig), shared by the group managers and the offset manager.
 #pragma once
 
 #include <climits>
 #include <cstdint>
+
+#include "broker/group/consumer/consumer_group_config.h"
 
 namespace runnel::broker::group {
 
@@ -15,6 +17,7 @@ struct CoordinatorConfig {
   int32_t max_size = INT32_MAX;                // group.max.size
   int32_t offset_metadata_max_bytes = 4096;    // offset.metadata.max.bytes
   int64_t offsets_retention_ms = 10080LL * 60 * 1000;  // offsets.retention.minutes
+  consumer::ConsumerGroupConfig consumer;              // group.consumer.*
 };
 
 }  // namespace runnel::broker::group

@@ -1,9 +1,14 @@
-// The classic group coordinator (Kafka's GroupCoordinatorShard): the one
-// entry point the handlers and GroupService call. It owns the two managers
-// and routes to them: the group manager (group_metadata_manager.h) for
+// The group coordinator (Kafka's GroupCoordinatorShard): the one entry
+// point the handlers and GroupService call. It owns the managers and routes
+// to them: the classic group manager (group_metadata_manager.h) for
 // JoinGroup, SyncGroup, Heartbeat, LeaveGroup, listing and describing; the
-// offset manager (offset_metadata_manager.h) for OffsetCommit, OffsetFetch,
-// OffsetDelete and expiry. What needs both stays here: replaying a
+// KIP-848 consumer group manager (consumer/consumer_group_manager.h) for
+// ConsumerGroupHeartbeat and ConsumerGroupDescribe; the offset manager
+// (offset_metadata_manager.h) for OffsetCommit, OffsetFetch, OffsetDelete
+// and expiry. A group id names one kind of group: a classic group with
+// members keeps a consumer group out and the other way round; a consumer
+// group's offsets are kept, as a simple consumer's, on an offsets-only
+// classic entry that listing and describing do not show. What needs both stays here: replaying a
 // __consumer_offsets record by its key type, and DeleteGroups, which writes
 // the group's offset tombstones and its group tombstone in one append.
 //
@@ -17,11 +22,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <utility>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "broker/group/consumer/consumer_group_manager.h"
 #include "broker/group/group_metadata_manager.h"
 #include "broker/group/offset_metadata_manager.h"
 
@@ -29,7 +36,8 @@ namespace runnel::broker::group {
 
 class GroupCoordinator {
  public:
-  GroupCoordinator(CoordinatorConfig config, OffsetsStore& store, const Clock& clock, CoordinatorTimer& timer);
+  GroupCoordinator(CoordinatorConfig config, OffsetsStore& store, const Clock& clock, CoordinatorTimer& timer,
+                   const consumer::TopicsImage& topics);
 
   const CoordinatorConfig& config() const { return config_; }
   int32_t partition_for(const std::string& group_id) const { return groups_.partition_for(group_id); }
@@ -72,7 +80,7 @@ class GroupCoordinator {
   // __consumer_offsets topic's, once this broker's image has it.
   void set_offsets_partitions(int32_t partitions) { config_.offsets_partitions = partitions; }
 
-  void join(JoinRequest req, JoinCallback done) { groups_.join(std::move(req), std::move(done)); }
+  void join(JoinRequest req, JoinCallback done);
   void sync(SyncRequest req, SyncCallback done) { groups_.sync(std::move(req), std::move(done)); }
   ErrorCode heartbeat(const std::string& group_id, const std::string& member_id,
                       const std::optional<std::string>& group_instance_id, int32_t generation) {
@@ -82,9 +90,21 @@ class GroupCoordinator {
     return groups_.leave(group_id, members);
   }
 
-  void commit_offsets(OffsetCommitRequest req, OffsetMetadataManager::CommitDone done) {
-    offsets_.commit_offsets(std::move(req), std::move(done));
-  }
+  // A consumer group's member commits with its member epoch as the
+  // generation: STALE_MEMBER_EPOCH or UNKNOWN_MEMBER_ID when they do not
+  // match (Kafka's ConsumerGroup.validateOffsetCommit); `api_version` is
+  // OffsetCommit's (such a member needs v9+).
+  void commit_offsets(OffsetCommitRequest req, OffsetMetadataManager::CommitDone done, int16_t api_version = 9);
+
+  // ConsumerGroupHeartbeat: NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS
+  // for a partition this coordinator does not serve yet, else the consumer
+  // group manager's answer.
+  void consumer_heartbeat(consumer::ConsumerHeartbeat req, consumer::HeartbeatDone done);
+  // ConsumerGroupDescribe of one group: the error for a group this
+  // coordinator cannot describe (NOT_COORDINATOR, loading, not found, not a
+  // consumer group), else none and the group.
+  ErrorCode describe_consumer_group(const std::string& group_id, const consumer::ConsumerGroup*& out) const;
+  const consumer::ConsumerGroupManager& consumer_groups() const { return *consumer_groups_; }
   ErrorCode fetch_offsets(const std::string& group_id, const std::optional<std::vector<TopicPartition>>& wanted,
                           std::vector<FetchedOffset>& out, bool require_stable = false) const {
     return offsets_.fetch_offsets(group_id, wanted, out, require_stable);
@@ -95,7 +115,9 @@ class GroupCoordinator {
   }
   void expire_offsets() { offsets_.expire_offsets(); }
 
-  ErrorCode list_groups(std::vector<GroupListing>& out) const { return groups_.list_groups(out); }
+  // Classic and consumer groups; a consumer group's offsets-only classic
+  // entry is not listed.
+  ErrorCode list_groups(std::vector<GroupListing>& out) const;
   GroupDescription describe(const std::string& group_id) const { return groups_.describe(group_id); }
   // DeleteGroups for one group: `done` gets its answer once the tombstones
   // are stored (the group is gone from then on).
@@ -109,10 +131,13 @@ class GroupCoordinator {
   }
 
  private:
+  bool has_classic_members(const std::string& group_id) const;
+
   CoordinatorConfig config_;  // before the managers, which keep a reference
   OffsetsStore& store_;
   GroupMetadataManager groups_;
   OffsetMetadataManager offsets_;
+  std::unique_ptr<consumer::ConsumerGroupManager> consumer_groups_;
   // Markers written while their partition loads: producer id, commit.
   std::map<int32_t, std::vector<std::pair<int64_t, bool>>> completed_while_loading_;
 };

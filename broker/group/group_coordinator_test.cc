@@ -5,87 +5,13 @@
 #include <tuple>
 
 #include "broker/group/offsets_format.h"
+#include "broker/group/testing/coordinator_fakes.h"
 
 using namespace runnel::broker::group;
+using namespace runnel::broker::group::testing;
 using runnel::protocol::ErrorCode;
 
 namespace {
-
-// Appends complete at once, or (`defer`) only when the test says so, as
-// they will when a write completes on the high watermark.
-// Each record is at its index in `records` (one log for every partition:
-// offsets only need to grow), with the producer of a transactional write.
-struct MemoryStore : OffsetsStore {
-  struct Stored {
-    int32_t partition;
-    OffsetsRecord record;
-    int64_t producer_id;
-  };
-  std::vector<Stored> log;
-  std::vector<std::pair<int32_t, OffsetsRecord>> records;
-  bool fail = false;
-  ErrorCode fail_with = ErrorCode::kafka_storage_error;
-  bool defer = false;
-  std::vector<std::pair<WriteDone, int64_t>> pending;
-  void write(int32_t partition, std::vector<OffsetsRecord> rs, std::optional<TxnProducer> producer,
-             WriteDone done) override {
-    if (fail) return done({fail_with});
-    const auto base = static_cast<int64_t>(log.size());
-    for (auto& r : rs) {
-      records.emplace_back(partition, r);
-      log.push_back({partition, r, producer ? producer->producer_id : -1});
-    }
-    if (defer) pending.emplace_back(std::move(done), base);
-    else done({ErrorCode::none, base});
-  }
-  void complete_pending(std::error_code ec = {}) {
-    auto now = std::exchange(pending, {});
-    for (auto& [done, base] : now) done(ec ? Written{ErrorCode::kafka_storage_error} : Written{ErrorCode::none, base});
-  }
-};
-
-// The coordinator's timers on a virtual clock: advancing it runs what is
-// due, earliest first, with the clock at each deadline as a real one would be.
-struct VirtualTimer : CoordinatorTimer {
-  struct Task {
-    int64_t deadline_ms;
-    uint64_t order;
-    std::function<void()> operation;
-  };
-  std::map<std::string, Task> tasks;
-  uint64_t scheduled = 0;
-
-  void schedule(const std::string& key, int64_t deadline_ms, std::function<void()> operation) override {
-    tasks[key] = Task{deadline_ms, scheduled++, std::move(operation)};
-  }
-  void cancel(const std::string& key) override { tasks.erase(key); }
-  bool has(const std::string& key) const { return tasks.count(key) > 0; }
-
-  void advance_to(int64_t& now, int64_t until) {
-    for (;;) {
-      auto due = tasks.end();
-      for (auto it = tasks.begin(); it != tasks.end(); ++it)
-        if (it->second.deadline_ms <= until &&
-            (due == tasks.end() || std::tie(it->second.deadline_ms, it->second.order) <
-                                       std::tie(due->second.deadline_ms, due->second.order)))
-          due = it;
-      if (due == tasks.end()) break;
-      now = std::max(now, due->second.deadline_ms);
-      auto operation = std::move(due->second.operation);
-      tasks.erase(due);
-      operation();
-    }
-    now = until;
-  }
-};
-
-// The fixture's `now`, as the coordinator's clock.
-struct FixtureClock final : runnel::Clock {
-  explicit FixtureClock(const int64_t& now) : now(now) {}
-  int64_t wall_ms() const override { return now; }
-  int64_t steady_ms() const override { return now; }
-  const int64_t& now;
-};
 
 struct Fixture {
   int64_t now = 1'000'000;
@@ -93,11 +19,12 @@ struct Fixture {
   MemoryStore store;
   CoordinatorConfig config;
   VirtualTimer timer;
+  NoTopics topics;
   std::unique_ptr<GroupCoordinator> gc;
 
   explicit Fixture(int32_t initial_delay = 0) {
     config.initial_rebalance_delay_ms = initial_delay;
-    gc = std::make_unique<GroupCoordinator>(config, store, clock, timer);
+    gc = std::make_unique<GroupCoordinator>(config, store, clock, timer, topics);
   }
   void advance(int64_t ms) { timer.advance_to(now, now + ms); }
 
@@ -405,7 +332,7 @@ TEST_CASE("INCONSISTENT_GROUP_PROTOCOL when protocols do not overlap") {
 TEST_CASE("GROUP_MAX_SIZE_REACHED beyond group.max.size") {
   Fixture f;
   f.config.max_size = 1;
-  f.gc = std::make_unique<GroupCoordinator>(f.config, f.store, f.clock, f.timer);
+  f.gc = std::make_unique<GroupCoordinator>(f.config, f.store, f.clock, f.timer, f.topics);
   f.stable_single_member();
   auto r = f.join(f.join_request(""));
   CHECK((*r)->error == ErrorCode::group_max_size_reached);
@@ -443,7 +370,7 @@ TEST_CASE("offsets and groups survive a reload from the records") {
 
   MemoryStore store2;
   VirtualTimer timer2;
-  GroupCoordinator reloaded(f.config, store2, f.clock, timer2);
+  GroupCoordinator reloaded(f.config, store2, f.clock, timer2, f.topics);
   int32_t p = reloaded.partition_for("g");
   reloaded.begin_loading(p);
   for (auto& [part, r] : f.store.records) {
@@ -1076,7 +1003,7 @@ TEST_CASE("pending transactional offsets and their markers survive a reload") {
   auto reload = [&](auto between) {
     MemoryStore store2;
     VirtualTimer timer2;
-    auto gc = std::make_unique<GroupCoordinator>(f.config, store2, f.clock, timer2);
+    auto gc = std::make_unique<GroupCoordinator>(f.config, store2, f.clock, timer2, f.topics);
     gc->begin_loading(p);
     for (size_t i = 0; i < f.store.log.size(); ++i) {
       auto& r = f.store.log[i].record;

@@ -703,7 +703,7 @@ ErrorCode GroupMetadataManager::list_groups(std::vector<GroupListing>& out) cons
   // Only the groups of the partitions owned (the only ones in memory).
   if (!loading_.empty()) return ErrorCode::coordinator_load_in_progress;
   for (auto& [id, g] : groups_)
-    if (owns(g->partition)) out.push_back({id, g->protocol_type.value_or(""), g->state});
+    if (owns(g->partition)) out.push_back({id, g->protocol_type.value_or(""), state_name(g->state)});
   return ErrorCode::none;
 }
 

@@ -73,7 +73,8 @@ struct LeaveResult {
 struct GroupListing {
   std::string group_id;
   std::string protocol_type;
-  GroupState state;
+  std::string state;           // Kafka's name of the group's state
+  std::string type = "classic";  // or "consumer" (KIP-848)
 };
 
 struct GroupDescription {

@@ -26,12 +26,17 @@ CoordinatorConfig coordinator_config(const BrokerConfig& c, int32_t partitions) 
   cc.max_size = c.get_int("group.max.size");
   cc.offset_metadata_max_bytes = c.get_int("offset.metadata.max.bytes");
   cc.offsets_retention_ms = static_cast<int64_t>(c.get_int("offsets.retention.minutes")) * 60 * 1000;
+  cc.consumer.session_timeout_ms = c.get_int("group.consumer.session.timeout.ms");
+  cc.consumer.heartbeat_interval_ms = c.get_int("group.consumer.heartbeat.interval.ms");
+  cc.consumer.max_size = c.get_int("group.consumer.max.size");
+  cc.consumer.assignors = c.get_list("group.consumer.assignors");
   return cc;
 }
 
 }  // namespace
 
-GroupService::GroupService(Broker& broker) : broker_(broker), offsets_topic_done_(broker.io()) {
+GroupService::GroupService(Broker& broker)
+    : broker_(broker), topics_image_(broker.metadata_cache()), offsets_topic_done_(broker.io()) {
   offsets_topic_done_.expires_at(asio::steady_timer::time_point::max());
   // An existing topic keeps the partition count it was created with (the
   // group -> partition mapping depends on it); a new one gets the config's.
@@ -40,7 +45,8 @@ GroupService::GroupService(Broker& broker) : broker_(broker), offsets_topic_done
   timer_ = std::make_unique<PurgatoryTimer>(broker.io().get_executor(), Clock::system(),
                                             [&broker] { return broker.stopping(); });
   coordinator_ =
-      std::make_unique<GroupCoordinator>(coordinator_config(broker.config(), partitions), *this, Clock::system(), *timer_);
+      std::make_unique<GroupCoordinator>(coordinator_config(broker.config(), partitions), *this, Clock::system(), *timer_,
+                                         topics_image_);
   // In a cluster the partitions this broker leads are owned and loaded as
   // its image says (leadership_changed); nothing before.
   if (broker.in_cluster()) {

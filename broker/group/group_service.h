@@ -19,6 +19,7 @@
 #include <string>
 
 #include "broker/asio.h"
+#include "broker/group/consumer/metadata_topics_image.h"
 #include "broker/group/group_coordinator.h"
 #include "broker/group/purgatory_timer.h"
 #include "replication/partition.h"
@@ -84,6 +85,7 @@ class GroupService : public OffsetsStore {
   void schedule_offsets_expiration();
 
   Broker& broker_;
+  consumer::MetadataTopicsImage topics_image_;  // the consumer groups' view of the topics
   std::unique_ptr<PurgatoryTimer> timer_;
   std::unique_ptr<GroupCoordinator> coordinator_;
   // A creation of __consumer_offsets is in flight; `offsets_topic_done_`

@@ -52,7 +52,7 @@ awaitable<p::OffsetCommitResponse> handle<p::OffsetCommitApi>(RequestContext& ct
   // runnel.acks.all.fsync, fsynced), as an acks=all produce is.
   if (group_allowed) {
     auto c = std::make_shared<group::Completion<group::OffsetCommitRequest>>(b.io().get_executor());
-    b.groups().coordinator().commit_offsets(std::move(cr), group::completer(c));
+    b.groups().coordinator().commit_offsets(std::move(cr), group::completer(c), v);
     cr = co_await group::wait_for(c);
   }
 

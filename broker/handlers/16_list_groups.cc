@@ -1,6 +1,6 @@
 // ListGroups (key 16): every group this coordinator knows. v4+ filters by
-// state and v5+ by type (both case-insensitive; every group here is
-// "classic"). As Kafka: DESCRIBE on the cluster lists every group, else
+// state and v5+ by type (both case-insensitive): "classic" groups and
+// KIP-848 "consumer" groups, whose protocol type is "consumer". As Kafka: DESCRIBE on the cluster lists every group, else
 // only the groups the principal may DESCRIBE.
 #include <algorithm>
 
@@ -33,13 +33,12 @@ awaitable<p::ListGroupsResponse> handle<p::ListGroupsApi>(RequestContext& ctx, p
   const bool all = authorized_on_cluster(ctx, AclOperation::describe);
   for (const auto& g : groups) {
     if (!all && !authorized(ctx, AclOperation::describe, ResourceType::group, g.group_id)) continue;
-    std::string state = group::state_name(g.state);
-    if (!matches(req.states_filter, state) || !matches(req.types_filter, "classic")) continue;
+    if (!matches(req.states_filter, g.state) || !matches(req.types_filter, g.type)) continue;
     auto& out = resp.groups.emplace_back();
     out.group_id = g.group_id;
     out.protocol_type = g.protocol_type;
-    out.group_state = state;
-    out.group_type = "classic";
+    out.group_state = g.state;
+    out.group_type = g.type;
   }
   co_return resp;
 }
