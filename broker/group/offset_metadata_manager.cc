@@ -179,6 +179,7 @@ void OffsetMetadataManager::expire_offsets() {
   for (auto& id : groups_.group_ids()) {
     Group* g = groups_.find_mutable(id);
     if (!g || groups_.is_loading(g->partition) || g->state != GroupState::empty) continue;
+    if (in_use_ && in_use_(id)) continue;
     std::vector<std::pair<TopicPartition, CommittedOffset>> expired;
     for (auto& [tp, c] : g->offsets) {
       bool gone;

@@ -83,6 +83,9 @@ class OffsetMetadataManager {
   void delete_offsets(const std::string& group_id, const std::vector<TopicPartition>& partitions, DeleteDone done);
   // Removes expired offsets (offsets.retention.minutes) and groups left with nothing.
   void expire_offsets();
+  // Groups whose offsets do not expire now whatever their classic state
+  // (a KIP-848 consumer group with members keeps its offsets here).
+  void set_in_use(std::function<bool(const std::string&)> in_use) { in_use_ = std::move(in_use); }
 
   // Tombstones for every offset of the group, pending ones included
   // (Kafka's deleteAllOffsets).
@@ -92,6 +95,7 @@ class OffsetMetadataManager {
   const CoordinatorConfig& config_;
   OffsetsStore& store_;
   GroupMetadataManager& groups_;
+  std::function<bool(const std::string&)> in_use_;
   // The producer's offset for the partition waits, pending, on its group
   // until the transaction's marker (complete_transaction).
   void hold_pending(Group& g, int64_t producer_id, const TopicPartition& tp, CommittedOffset c);

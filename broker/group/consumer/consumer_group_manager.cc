@@ -31,6 +31,8 @@ std::string session_key(const std::string& group_id, const std::string& member_i
   return "session-timeout-" + group_id + "-" + member_id;
 }
 
+constexpr size_t kRegexCacheSize = 256;
+
 std::string rebalance_key(const std::string& group_id, const std::string& member_id) {
   return "rebalance-timeout-" + group_id + "-" + member_id;
 }
@@ -77,14 +79,16 @@ struct ConsumerGroupManager::Resolved {
 ConsumerGroupManager::ConsumerGroupManager(const ConsumerGroupConfig& config, OffsetsStore& store, const Clock& clock,
                                            CoordinatorTimer& timer, const TopicsImage& topics,
                                            std::function<int32_t(const std::string&)> partition_for,
-                                           std::function<bool(const std::string&)> is_classic_group)
+                                           std::function<bool(const std::string&)> is_classic_group,
+                                           std::function<bool(int32_t)> serves)
     : config_(config),
       store_(store),
       clock_(clock),
       timer_(timer),
       topics_(topics),
       partition_for_(std::move(partition_for)),
-      is_classic_group_(std::move(is_classic_group)) {
+      is_classic_group_(std::move(is_classic_group)),
+      serves_(std::move(serves)) {
   for (const std::string& name : config_.assignors)
     if (auto a = make_assignor(name)) assignors_.push_back(std::move(a));
   if (assignors_.empty()) assignors_.push_back(make_assignor("uniform"));
@@ -133,25 +137,33 @@ void ConsumerGroupManager::unload(const std::function<bool(int32_t)>& which) {
 // --- one operation per group at a time --------------------------------------
 
 void ConsumerGroupManager::run_exclusive(const std::string& group_id, std::function<void()> op) {
-  auto& queue = queues_[group_id];
-  queue.push_back(std::move(op));
-  if (queue.size() > 1) return;  // runs when the one before it finishes
-  // Moved out first: a write that completes at once finishes (pops) the
-  // entry while it runs.
-  auto run = std::move(queue.front());
-  run();
+  queues_[group_id].ops.push_back(std::move(op));
+  drain(group_id);
 }
 
 void ConsumerGroupManager::finish(const std::string& group_id) {
   auto it = queues_.find(group_id);
   if (it == queues_.end()) return;
-  it->second.pop_front();
-  if (it->second.empty()) {
-    queues_.erase(it);
-    return;
+  it->second.running = false;
+  drain(group_id);
+}
+
+// A loop, not a recursion: an operation that completes at once (nothing to
+// write) finishes inside op(), and the loop starts the next, so a backlog
+// of heartbeats behind a slow write drains in constant stack.
+void ConsumerGroupManager::drain(const std::string& group_id) {
+  auto it = queues_.find(group_id);
+  if (it == queues_.end() || it->second.draining) return;
+  Queue& q = it->second;
+  q.draining = true;
+  while (!q.running && !q.ops.empty()) {
+    auto op = std::move(q.ops.front());
+    q.ops.pop_front();
+    q.running = true;
+    op();
   }
-  auto run = std::move(it->second.front());
-  run();
+  q.draining = false;
+  if (!q.running && q.ops.empty()) queues_.erase(it);
 }
 
 void ConsumerGroupManager::write(const std::string& group_id, std::vector<OffsetsRecord> records,
@@ -196,12 +208,14 @@ void ConsumerGroupManager::heartbeat(ConsumerHeartbeat req, HeartbeatDone done) 
     return invalid("MemberEpoch is invalid.");
   }
   if (req.subscribed_topic_regex && !req.subscribed_topic_regex->empty()) {
-    const re2::RE2* re = regex(*req.subscribed_topic_regex);
-    if (!re->ok())
+    re2::RE2::Options options;
+    options.set_log_errors(false);
+    re2::RE2 re(*req.subscribed_topic_regex, options);  // not cached: a refused pattern is not kept
+    if (!re.ok())
       return done(failure(ErrorCode::invalid_regular_expression, "SubscribedTopicRegex `" +
                                                                      *req.subscribed_topic_regex +
                                                                      "` is not a valid regular expression: " +
-                                                                     re->error() + "."));
+                                                                     re.error() + "."));
   }
   if (req.server_assignor &&
       std::none_of(assignors_.begin(), assignors_.end(), [&](const auto& a) { return a->name() == *req.server_assignor; })) {
@@ -219,6 +233,8 @@ void ConsumerGroupManager::heartbeat(ConsumerHeartbeat req, HeartbeatDone done) 
       done(std::move(r));
       finish(group_id);
     };
+    // Its partition was unloaded while it waited its turn.
+    if (!serves_(partition_for_(req.group_id))) return finished(failure(ErrorCode::not_coordinator));
     if (req.member_epoch == kLeaveGroupMemberEpoch || req.member_epoch == kLeaveGroupStaticMemberEpoch)
       leave(req, std::move(finished));
     else
@@ -355,8 +371,11 @@ void ConsumerGroupManager::join_or_heartbeat(const ConsumerHeartbeat& req, Heart
     }
     GroupAssignment next = assignor_for(members).assign(spec, topics);
     for (const auto& [id, a] : next) {
+      // A replacing static member's target is under a new id: written
+      // even when the assignor gives it the same partitions.
       auto t = target.find(id);
-      if (t == target.end() || t->second != a) records.push_back(target_member_record(group_id, id, a));
+      if (t == target.end() || t->second != a || (replaced && id == m.member_id))
+        records.push_back(target_member_record(group_id, id, a));
     }
     records.push_back(target_epoch_record(group_id, group_epoch));
     target = std::move(next);
@@ -441,6 +460,23 @@ void ConsumerGroupManager::leave(const ConsumerHeartbeat& req, HeartbeatDone don
         });
 }
 
+void ConsumerGroupManager::delete_group(const std::string& group_id, std::function<void(ErrorCode)> done) {
+  run_exclusive(group_id, [this, group_id, done = std::move(done)] {
+    auto finished = [this, group_id, done](ErrorCode e) {
+      done(e);
+      finish(group_id);
+    };
+    const ConsumerGroup* g = find(group_id);
+    if (!g) return finished(ErrorCode::group_id_not_found);
+    if (!g->members.empty()) return finished(ErrorCode::non_empty_group);
+    write(group_id, {target_epoch_tombstone(group_id), group_epoch_tombstone(group_id)},
+          [this, group_id, finished](ErrorCode e) {
+            if (e == ErrorCode::none) subscribed_partitions_.erase(group_id);
+            finished(e);
+          });
+  });
+}
+
 std::vector<OffsetsRecord> ConsumerGroupManager::removal_records(const ConsumerGroup& g,
                                                                  const std::string& member_id) const {
   return {current_assignment_tombstone(g.group_id, member_id), target_member_tombstone(g.group_id, member_id),
@@ -462,12 +498,17 @@ void ConsumerGroupManager::fence(const std::string& group_id, const std::string&
 // --- timers -------------------------------------------------------------------
 
 void ConsumerGroupManager::schedule_session(const std::string& group_id, const std::string& member_id) {
-  timer_.schedule(session_key(group_id, member_id), clock_.wall_ms() + config_.session_timeout_ms,
-                  [this, group_id, member_id] {
-                    run_exclusive(group_id, [this, group_id, member_id] {
-                      fence(group_id, member_id, [this, group_id] { finish(group_id); });
-                    });
-                  });
+  const std::string key = session_key(group_id, member_id);
+  const int64_t deadline = clock_.wall_ms() + config_.session_timeout_ms;
+  session_deadlines_[key] = deadline;
+  timer_.schedule(key, deadline, [this, group_id, member_id, key, deadline] {
+    run_exclusive(group_id, [this, group_id, member_id, key, deadline] {
+      // A heartbeat that ran while this waited its turn moved the deadline.
+      auto it = session_deadlines_.find(key);
+      if (it == session_deadlines_.end() || it->second != deadline) return finish(group_id);
+      fence(group_id, member_id, [this, group_id] { finish(group_id); });
+    });
+  });
 }
 
 // Kafka's scheduleConsumerGroupRebalanceTimeout: a member that has not
@@ -492,6 +533,7 @@ void ConsumerGroupManager::schedule_rebalance_timeout(const std::string& group_i
 }
 
 void ConsumerGroupManager::cancel_timers(const std::string& group_id, const std::string& member_id) {
+  session_deadlines_.erase(session_key(group_id, member_id));
   timer_.cancel(session_key(group_id, member_id));
   timer_.cancel(rebalance_key(group_id, member_id));
 }
@@ -501,6 +543,9 @@ void ConsumerGroupManager::cancel_timers(const std::string& group_id, const std:
 const re2::RE2* ConsumerGroupManager::regex(const std::string& pattern) const {
   auto it = regexes_.find(pattern);
   if (it == regexes_.end()) {
+    // Bounded: past the bound the cache starts over, and the patterns
+    // members still use are compiled again as they are resolved.
+    if (regexes_.size() >= kRegexCacheSize) regexes_.clear();
     re2::RE2::Options options;
     options.set_log_errors(false);
     it = regexes_.emplace(pattern, std::make_unique<re2::RE2>(pattern, options)).first;

@@ -78,15 +78,23 @@ class ConsumerGroupManager {
  public:
   // `partition_for` maps a group to its __consumer_offsets partition;
   // `is_classic_group` says whether a classic group holds the id (a
-  // consumer group may not take it).
+  // consumer group may not take it); `serves` whether this coordinator
+  // serves a partition now (owned, loaded): a heartbeat that waited its
+  // turn past an unload answers NOT_COORDINATOR.
   ConsumerGroupManager(const ConsumerGroupConfig& config, OffsetsStore& store, const Clock& clock,
                        CoordinatorTimer& timer, const TopicsImage& topics,
                        std::function<int32_t(const std::string&)> partition_for,
-                       std::function<bool(const std::string&)> is_classic_group);
+                       std::function<bool(const std::string&)> is_classic_group,
+                       std::function<bool(int32_t)> serves = [](int32_t) { return true; });
   ~ConsumerGroupManager();
 
   // ConsumerGroupHeartbeat; `done` runs once, when what it changed is stored.
   void heartbeat(ConsumerHeartbeat req, HeartbeatDone done);
+
+  // DeleteGroups of an empty consumer group: its records' tombstones
+  // (Kafka's createGroupTombstoneRecords); NON_EMPTY_GROUP while it has
+  // members, GROUP_ID_NOT_FOUND for none. `done` runs once they are stored.
+  void delete_group(const std::string& group_id, std::function<void(ErrorCode)> done);
 
   // A consumer group record of __consumer_offsets, in log order while
   // loading (and after each of this manager's writes). False if it does
@@ -112,6 +120,7 @@ class ConsumerGroupManager {
 
   void run_exclusive(const std::string& group_id, std::function<void()> op);
   void finish(const std::string& group_id);
+  void drain(const std::string& group_id);
   void join_or_heartbeat(const ConsumerHeartbeat& req, HeartbeatDone done);
   void leave(const ConsumerHeartbeat& req, HeartbeatDone done);
   // Fences the member (session or rebalance timeout): its records go, the
@@ -135,14 +144,23 @@ class ConsumerGroupManager {
   const TopicsImage& topics_;
   std::function<int32_t(const std::string&)> partition_for_;
   std::function<bool(const std::string&)> is_classic_group_;
+  std::function<bool(int32_t)> serves_;
   std::vector<std::unique_ptr<PartitionAssignor>> assignors_;  // config_.assignors' order
 
   std::map<std::string, ConsumerGroup> groups_;
   // Each group's subscribed topics and their partition counts when its
   // target was last computed; a change moves the group epoch.
   std::map<std::string, std::map<TopicId, int32_t>> subscribed_partitions_;
-  // A group's operations: the front one runs, the others wait their turn.
-  std::map<std::string, std::deque<std::function<void()>>> queues_;
+  // A group's operations, one running at a time, the others waiting.
+  struct Queue {
+    std::deque<std::function<void()>> ops;
+    bool running = false;   // one started and not yet finished
+    bool draining = false;  // drain() is on the stack for this group
+  };
+  std::map<std::string, Queue> queues_;
+  // Each member's session deadline, by timer key: a fence that waited its
+  // turn behind the member's heartbeat finds it moved and does nothing.
+  std::map<std::string, int64_t> session_deadlines_;
   uint64_t unloads_ = 0;  // a write that sees this move was overtaken by an unload
   mutable std::map<std::string, std::unique_ptr<re2::RE2>> regexes_;
 };

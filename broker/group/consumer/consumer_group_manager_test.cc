@@ -66,6 +66,16 @@ struct Fixture {
         [this](const std::string&) { return classic; });
   }
   void advance(int64_t ms) { timer.advance_to(now, now + ms); }
+  // A new manager here, loaded from the records `other` wrote.
+  void load_from(const Fixture& other) {
+    topics = other.topics;
+    make();
+    for (const auto& [partition, r] : other.store.records) {
+      std::optional<runnel::protocol::ByteView> value;
+      if (r.value) value = runnel::protocol::ByteView(*r.value);
+      REQUIRE(mgr->replay(r.key, value));
+    }
+  }
 
   ConsumerHeartbeatResult heartbeat(ConsumerHeartbeat r) {
     std::optional<ConsumerHeartbeatResult> out;
@@ -372,13 +382,7 @@ TEST_CASE("a reload from the records written rebuilds the same groups", "[consum
   const ConsumerGroup before = f.group();
 
   Fixture g;
-  g.topics = f.topics;
-  g.make();
-  for (const auto& [partition, r] : f.store.records) {
-    std::optional<runnel::protocol::ByteView> value;
-    if (r.value) value = runnel::protocol::ByteView(*r.value);
-    REQUIRE(g.mgr->replay(r.key, value));
-  }
+  g.load_from(f);
   const ConsumerGroup& after = g.group();
   CHECK(after.group_epoch == before.group_epoch);
   CHECK(after.assignment_epoch == before.assignment_epoch);
@@ -399,4 +403,103 @@ TEST_CASE("a reload from the records written rebuilds the same groups", "[consum
   g.mgr->loaded([](int32_t) { return true; });
   g.advance(46000);
   CHECK(g.group().members.empty());
+}
+
+TEST_CASE("heartbeats queued behind a slow write drain without recursion", "[consumer_group]") {
+  Fixture f;
+  f.heartbeat(Fixture::joining("m1"));
+  f.store.defer = true;
+  std::optional<ConsumerHeartbeatResult> joined;
+  f.mgr->heartbeat(Fixture::joining("m2"), [&](ConsumerHeartbeatResult r) { joined = std::move(r); });
+  REQUIRE_FALSE(joined.has_value());
+  // Steady heartbeats of m1 wait behind m2's write; none of them writes.
+  constexpr int kQueued = 20000;
+  int answered = 0;
+  for (int i = 0; i < kQueued; ++i)
+    f.mgr->heartbeat(Fixture::beat("m1", 1, Assignment{{f.foo, {0, 1, 2}}}), [&](ConsumerHeartbeatResult r) {
+      if (r.error == ErrorCode::none) ++answered;
+    });
+  CHECK(answered == 0);
+  f.store.defer = false;
+  f.store.complete_pending();
+  REQUIRE(joined.has_value());
+  CHECK(joined->error == ErrorCode::none);
+  CHECK(answered == kQueued);
+}
+
+TEST_CASE("a heartbeat that waited past an unload answers NOT_COORDINATOR", "[consumer_group]") {
+  Fixture f;
+  bool served = true;
+  f.mgr = std::make_unique<ConsumerGroupManager>(
+      f.config, f.store, f.clock, f.timer, f.topics, [](const std::string&) { return 0; },
+      [](const std::string&) { return false; }, [&](int32_t) { return served; });
+  f.heartbeat(Fixture::joining("m1"));
+  f.store.defer = true;
+  f.mgr->heartbeat(Fixture::joining("m2"), [](ConsumerHeartbeatResult) {});
+  std::optional<ConsumerHeartbeatResult> queued;
+  f.mgr->heartbeat(Fixture::beat("m1", 1, Assignment{{f.foo, {0, 1, 2}}}),
+                   [&](ConsumerHeartbeatResult r) { queued = std::move(r); });
+  served = false;
+  f.mgr->unload([](int32_t) { return true; });
+  f.store.complete_pending();
+  REQUIRE(queued.has_value());
+  CHECK(queued->error == ErrorCode::not_coordinator);
+}
+
+TEST_CASE("a session timeout that waited behind the member's own heartbeat does not fence it", "[consumer_group]") {
+  Fixture f;
+  f.heartbeat(Fixture::joining("m1"));
+  f.advance(40000);
+  f.store.defer = true;
+  // A heartbeat that writes (a new subscription) is in flight at the
+  // session deadline: the timeout waits its turn behind it.
+  auto change = Fixture::beat("m1", 1, Assignment{{f.foo, {0, 1, 2}}});
+  change.subscribed_topic_names = std::vector<std::string>{"foo", "bar"};
+  std::optional<ConsumerHeartbeatResult> changed;
+  f.mgr->heartbeat(change, [&](ConsumerHeartbeatResult r) { changed = std::move(r); });
+  f.advance(5000);  // m1's 45 s pass while it waits
+  f.store.defer = false;
+  f.store.complete_pending();
+  REQUIRE(changed.has_value());
+  CHECK(changed->error == ErrorCode::none);
+  CHECK(f.group().members.contains("m1"));
+}
+
+TEST_CASE("a static member replaced while the target is recomputed keeps its target record", "[consumer_group]") {
+  Fixture f;
+  auto a = Fixture::joining("a1");
+  a.instance_id = "instance-a";
+  f.heartbeat(a);
+  f.heartbeat(Fixture::joining("b1"));
+  auto leave = Fixture::beat("a1", -2, std::nullopt);
+  leave.instance_id = "instance-a";
+  f.heartbeat(leave);
+  f.heartbeat(Fixture::beat("b1", -1, std::nullopt));  // the next heartbeat recomputes the target
+  auto back = Fixture::joining("a2");
+  back.instance_id = "instance-a";
+  REQUIRE(f.heartbeat(back).error == ErrorCode::none);
+  REQUIRE(f.group().target_of("a2") == Assignment{{f.foo, {0, 1, 2}}});
+
+  Fixture g;
+  g.load_from(f);
+  CHECK(g.group().target == f.group().target);
+}
+
+TEST_CASE("DeleteGroups of a consumer group: refused with members, tombstones once empty", "[consumer_group]") {
+  Fixture f;
+  f.heartbeat(Fixture::joining("m1"));
+  auto remove = [&] {
+    std::optional<ErrorCode> out;
+    f.mgr->delete_group("g", [&](ErrorCode e) { out = e; });
+    REQUIRE(out.has_value());
+    return *out;
+  };
+  CHECK(remove() == ErrorCode::non_empty_group);
+  f.heartbeat(Fixture::beat("m1", -1, std::nullopt));
+  const size_t written = f.store.records.size();
+  CHECK(remove() == ErrorCode::none);
+  CHECK(f.record_types_since(written) == std::vector<int16_t>{6, 3});
+  CHECK_FALSE(f.store.records.back().second.value.has_value());
+  CHECK(f.mgr->find("g") == nullptr);
+  CHECK(remove() == ErrorCode::group_id_not_found);
 }
