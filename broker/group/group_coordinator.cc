@@ -39,6 +39,17 @@ bool GroupCoordinator::has_classic_members(const std::string& group_id) const {
   return g && g->state != GroupState::dead && !g->members.empty();
 }
 
+const consumer::ConsumerGroup* GroupCoordinator::consumer_group_of(const std::string& group_id) const {
+  return has_classic_members(group_id) ? nullptr : consumer_groups_->find(group_id);
+}
+
+ErrorCode GroupCoordinator::not_serving(const std::string& group_id) const {
+  const int32_t p = partition_for(group_id);
+  if (!owns(p)) return ErrorCode::not_coordinator;
+  if (is_loading(p)) return ErrorCode::coordinator_load_in_progress;
+  return ErrorCode::none;
+}
+
 void GroupCoordinator::replay(int32_t partition, ByteView key, std::optional<ByteView> value, int64_t offset,
                               int64_t producer_id) {
   (void)partition;
@@ -96,9 +107,7 @@ void GroupCoordinator::commit_offsets(OffsetCommitRequest req, OffsetMetadataMan
                                       int16_t api_version) {
   // A classic group that took the id of an empty consumer group commits
   // as classic members do.
-  const consumer::ConsumerGroup* cg =
-      has_classic_members(req.group_id) ? nullptr : consumer_groups_->find(req.group_id);
-  if (cg) {
+  if (const consumer::ConsumerGroup* cg = consumer_group_of(req.group_id)) {
     // Kafka's ConsumerGroup.validateOffsetCommit. An empty group takes
     // commits from anyone with no epoch (the admin client, a consumer
     // outside the group); so does a transaction without member details
@@ -128,20 +137,15 @@ void GroupCoordinator::commit_offsets(OffsetCommitRequest req, OffsetMetadataMan
 }
 
 void GroupCoordinator::consumer_heartbeat(consumer::ConsumerHeartbeat req, consumer::HeartbeatDone done) {
-  if (!req.group_id.empty()) {
-    const int32_t p = partition_for(req.group_id);
-    if (!owns(p)) return done(heartbeat_failure(ErrorCode::not_coordinator));
-    if (is_loading(p)) return done(heartbeat_failure(ErrorCode::coordinator_load_in_progress));
-  }
+  if (!req.group_id.empty())
+    if (ErrorCode e = not_serving(req.group_id); e != ErrorCode::none) return done(heartbeat_failure(e));
   consumer_groups_->heartbeat(std::move(req), std::move(done));
 }
 
 ErrorCode GroupCoordinator::describe_consumer_group(const std::string& group_id,
                                                     const consumer::ConsumerGroup*& out) const {
   out = nullptr;
-  const int32_t p = partition_for(group_id);
-  if (!owns(p)) return ErrorCode::not_coordinator;
-  if (is_loading(p)) return ErrorCode::coordinator_load_in_progress;
+  if (ErrorCode e = not_serving(group_id); e != ErrorCode::none) return e;
   out = consumer_groups_->find(group_id);
   return out ? ErrorCode::none : ErrorCode::group_id_not_found;
 }
@@ -151,7 +155,7 @@ ErrorCode GroupCoordinator::list_groups(std::vector<GroupListing>& out) const {
   if (ErrorCode e = groups_.list_groups(classic); e != ErrorCode::none) return e;
   for (auto& g : classic) {
     // A consumer group's offsets live on a classic entry with no members.
-    if (consumer_groups_->find(g.group_id) && !has_classic_members(g.group_id)) continue;
+    if (consumer_group_of(g.group_id)) continue;
     out.push_back(std::move(g));
   }
   consumer_groups_->for_each_group([&](const consumer::ConsumerGroup& cg) {
@@ -162,8 +166,7 @@ ErrorCode GroupCoordinator::list_groups(std::vector<GroupListing>& out) const {
 }
 
 void GroupCoordinator::delete_group(const std::string& group_id, std::function<void(ErrorCode)> done) {
-  if (!owns(partition_for(group_id))) return done(ErrorCode::not_coordinator);
-  if (is_loading(partition_for(group_id))) return done(ErrorCode::coordinator_load_in_progress);
+  if (ErrorCode e = not_serving(group_id); e != ErrorCode::none) return done(e);
   const consumer::ConsumerGroup* cg = consumer_groups_->find(group_id);
   if (cg && !cg->members.empty()) return done(ErrorCode::non_empty_group);
   Group* g = groups_.find_mutable(group_id);

@@ -132,6 +132,11 @@ class GroupCoordinator {
 
  private:
   bool has_classic_members(const std::string& group_id) const;
+  // The consumer group of the id, unless a classic group with members holds it.
+  const consumer::ConsumerGroup* consumer_group_of(const std::string& group_id) const;
+  // NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS for a group whose
+  // partition this coordinator does not serve now, else none.
+  ErrorCode not_serving(const std::string& group_id) const;
 
   CoordinatorConfig config_;  // before the managers, which keep a reference
   OffsetsStore& store_;
